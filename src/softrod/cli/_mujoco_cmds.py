@@ -1,0 +1,1 @@
+"""MuJoCo commands (`softrod mjcf`, `render`, `view`, `bench mujoco`); see issue 3."""

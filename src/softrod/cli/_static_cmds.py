@@ -1,0 +1,1 @@
+"""Static-model commands: solve, info, plot, schema, demo, bench static."""

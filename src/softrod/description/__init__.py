@@ -1,0 +1,25 @@
+"""Robot descriptions: validated YAML/JSON/dict specs in SI units."""
+
+from softrod.description._spec import (
+    BackboneOverride,
+    BackboneSpec,
+    BaseSpec,
+    DescriptionError,
+    RobotSpec,
+    SegmentSpec,
+    TendonSpec,
+    load_robot,
+    robot_json_schema,
+)
+
+__all__ = [
+    "BackboneOverride",
+    "BackboneSpec",
+    "BaseSpec",
+    "DescriptionError",
+    "RobotSpec",
+    "SegmentSpec",
+    "TendonSpec",
+    "load_robot",
+    "robot_json_schema",
+]

@@ -1,0 +1,388 @@
+"""Robot description: pydantic models for the format in DESIGN.md (SI units throughout).
+
+A `RobotSpec` is the editable, serializable description of a continuum robot. It holds no
+numerics; `softrod.rods.compile_model` turns it into arrays for the solvers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = [
+    "BackboneSpec",
+    "BackboneOverride",
+    "BaseSpec",
+    "TendonSpec",
+    "SegmentSpec",
+    "RobotSpec",
+    "DescriptionError",
+    "load_robot",
+    "robot_json_schema",
+]
+
+
+class DescriptionError(ValueError):
+    """A robot description is invalid; the message names the field path, value and expectation."""
+
+
+_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+
+
+class _Model(BaseModel):
+    model_config = _CONFIG
+
+
+def _check_positive(name: str, value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+class BackboneSpec(_Model):
+    """Backbone material and cross-section.
+
+    Give exactly one of `poisson_ratio` and `shear_modulus`, and either `radius` (solid circular
+    section) or all of `second_moment`, `polar_moment` and `area`.
+    """
+
+    youngs_modulus: float = Field(description="Young's modulus E [Pa].")
+    poisson_ratio: float | None = Field(
+        default=None, description="Poisson ratio nu; G = E / (2 (1 + nu))."
+    )
+    shear_modulus: float | None = Field(default=None, description="Shear modulus G [Pa].")
+    density: float = Field(default=0.0, description="Mass density rho [kg/m^3].")
+    radius: float | None = Field(default=None, description="Radius of a solid circular section [m].")
+    second_moment: float | None = Field(
+        default=None, description="Second moment of area I about a bending axis [m^4]."
+    )
+    polar_moment: float | None = Field(default=None, description="Polar moment J [m^4].")
+    area: float | None = Field(default=None, description="Cross-section area A [m^2].")
+    precurvature: tuple[float, float, float] = Field(
+        default=(0.0, 0.0, 0.0),
+        description="Stress-free body-frame curvature u* = (u_x, u_y, u_z) [1/m].",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> BackboneSpec:
+        _check_positive("youngs_modulus", self.youngs_modulus)
+        if self.density < 0:
+            raise ValueError(f"density must be >= 0, got {self.density!r}")
+        if (self.poisson_ratio is None) == (self.shear_modulus is None):
+            raise ValueError(
+                "give exactly one of poisson_ratio and shear_modulus, got "
+                f"poisson_ratio={self.poisson_ratio!r}, shear_modulus={self.shear_modulus!r}"
+            )
+        if self.poisson_ratio is not None and not -1.0 < self.poisson_ratio <= 0.5:
+            raise ValueError(f"poisson_ratio must be in (-1, 0.5], got {self.poisson_ratio!r}")
+        _check_positive("shear_modulus", self.shear_modulus)
+        explicit = (self.second_moment, self.polar_moment, self.area)
+        if self.radius is not None:
+            if any(x is not None for x in explicit):
+                raise ValueError(
+                    "give either radius or (second_moment, polar_moment, area), not both"
+                )
+            _check_positive("radius", self.radius)
+        else:
+            if any(x is None for x in explicit):
+                raise ValueError(
+                    "give radius, or all of second_moment, polar_moment and area; got "
+                    f"second_moment={self.second_moment!r}, polar_moment={self.polar_moment!r}, "
+                    f"area={self.area!r}"
+                )
+            _check_positive("second_moment", self.second_moment)
+            _check_positive("polar_moment", self.polar_moment)
+            _check_positive("area", self.area)
+        return self
+
+    # Derived section properties (SI); kept as properties so the spec stays the single source.
+    @property
+    def G(self) -> float:
+        """Shear modulus [Pa]."""
+        if self.shear_modulus is not None:
+            return self.shear_modulus
+        assert self.poisson_ratio is not None
+        return self.youngs_modulus / (2.0 * (1.0 + self.poisson_ratio))
+
+    @property
+    def I(self) -> float:  # noqa: E743
+        """Second moment of area [m^4]."""
+        if self.radius is not None:
+            return math.pi * self.radius**4 / 4.0
+        assert self.second_moment is not None
+        return self.second_moment
+
+    @property
+    def J(self) -> float:
+        """Polar moment [m^4]."""
+        if self.radius is not None:
+            return math.pi * self.radius**4 / 2.0
+        assert self.polar_moment is not None
+        return self.polar_moment
+
+    @property
+    def A(self) -> float:
+        """Cross-section area [m^2]."""
+        if self.radius is not None:
+            return math.pi * self.radius**2
+        assert self.area is not None
+        return self.area
+
+    @property
+    def outer_radius(self) -> float:
+        """Radius used for drawing and contact [m] (equivalent circle when not given)."""
+        return self.radius if self.radius is not None else math.sqrt(self.A / math.pi)
+
+
+class BackboneOverride(_Model):
+    """Per-segment backbone fields; any field given replaces the robot's backbone field."""
+
+    youngs_modulus: float | None = None
+    poisson_ratio: float | None = None
+    shear_modulus: float | None = None
+    density: float | None = None
+    radius: float | None = None
+    second_moment: float | None = None
+    polar_moment: float | None = None
+    area: float | None = None
+    precurvature: tuple[float, float, float] | None = None
+
+
+class BaseSpec(_Model):
+    """Pose of the robot's base frame in the world; the backbone leaves along base +z."""
+
+    position: tuple[float, float, float] = Field(default=(0.0, 0.0, 0.0), description="[m]")
+    quaternion: tuple[float, float, float, float] = Field(
+        default=(1.0, 0.0, 0.0, 0.0), description="Orientation (w, x, y, z), normalized on use."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> BaseSpec:
+        norm = math.sqrt(sum(q * q for q in self.quaternion))
+        if norm < 1e-9:
+            raise ValueError(f"quaternion must be non-zero, got {list(self.quaternion)}")
+        return self
+
+
+class TendonSpec(_Model):
+    """A tendon routed straight, parallel to the backbone, at body-frame r = offset (cos a, sin a, 0).
+
+    It runs from the base to the distal end of the segment that lists it, where it is anchored.
+    """
+
+    offset: float = Field(description="Distance from the backbone centreline [m].")
+    angle_deg: float = Field(description="Angular position a about body z [deg].")
+    stiffness: float | None = Field(
+        default=None, description="Axial stiffness [N/m]; needed for length (position) control."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> TendonSpec:
+        _check_positive("offset", self.offset)
+        _check_positive("stiffness", self.stiffness)
+        return self
+
+
+class SegmentSpec(_Model):
+    """One segment of the backbone with its spacer disks and the tendons anchored at its end."""
+
+    length: float = Field(description="Arc length of the segment [m].")
+    disks: int = Field(
+        default=0, description="Spacer disks, evenly spaced; the last one at the segment's end."
+    )
+    disk_radius: float | None = Field(default=None, description="Spacer disk radius [m].")
+    disk_mass: float = Field(default=0.0, description="Mass of one disk [kg].")
+    tendons: list[TendonSpec] = Field(default_factory=list)
+    backbone: BackboneOverride | None = Field(
+        default=None, description="Fields that override the robot's backbone in this segment."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> SegmentSpec:
+        _check_positive("length", self.length)
+        if self.disks < 0:
+            raise ValueError(f"disks must be >= 0, got {self.disks!r}")
+        _check_positive("disk_radius", self.disk_radius)
+        if self.disk_mass < 0:
+            raise ValueError(f"disk_mass must be >= 0, got {self.disk_mass!r}")
+        return self
+
+
+class RobotSpec(_Model):
+    """A continuum robot: one backbone (possibly varied per segment), segments, tendons, base."""
+
+    name: str = Field(default="robot", description="Free-form name.")
+    model: Literal["kirchhoff", "cosserat"] = Field(
+        default="kirchhoff",
+        description="kirchhoff: inextensible and unshearable; cosserat: shear and extension.",
+    )
+    backbone: BackboneSpec
+    base: BaseSpec = Field(default_factory=BaseSpec)
+    segments: list[SegmentSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> RobotSpec:
+        # Per-segment overrides must produce a valid backbone.
+        for j in range(len(self.segments)):
+            try:
+                self.segment_backbone(j)
+            except ValidationError as err:
+                first = err.errors()[0]
+                field = ".".join(str(x) for x in first["loc"])
+                where = f"segments[{j}].backbone" + (f".{field}" if field else "")
+                raise ValueError(f"{where}: {_clean_msg(first['msg'])}") from None
+        # A tendon of segment k runs through segments 0..k: each needs disks that hold it.
+        for k, seg in enumerate(self.segments):
+            for t, tendon in enumerate(seg.tendons):
+                for j in range(k + 1):
+                    holder = self.segments[j]
+                    if holder.disks < 1:
+                        raise ValueError(
+                            f"segments[{j}].disks must be >= 1 to guide tendon "
+                            f"segments[{k}].tendons[{t}], got {holder.disks}"
+                        )
+                    if holder.disk_radius is None:
+                        raise ValueError(
+                            f"segments[{j}].disk_radius is required to guide tendon "
+                            f"segments[{k}].tendons[{t}]"
+                        )
+                    if tendon.offset > holder.disk_radius:
+                        raise ValueError(
+                            f"segments[{k}].tendons[{t}].offset must be <= "
+                            f"segments[{j}].disk_radius ({holder.disk_radius}), "
+                            f"got {tendon.offset}"
+                        )
+        return self
+
+    def segment_backbone(self, j: int) -> BackboneSpec:
+        """The backbone of segment `j` after applying its override (a validated BackboneSpec)."""
+        over = self.segments[j].backbone
+        if over is None:
+            return self.backbone
+        fields = self.backbone.model_dump()
+        given = over.model_dump(exclude_none=True)
+        # A new section or shear law replaces the old one instead of conflicting with it.
+        if "radius" in given:
+            fields.update(second_moment=None, polar_moment=None, area=None)
+        if {"second_moment", "polar_moment", "area"} & given.keys():
+            fields["radius"] = None
+        if "shear_modulus" in given:
+            fields["poisson_ratio"] = None
+        if "poisson_ratio" in given:
+            fields["shear_modulus"] = None
+        fields.update(given)
+        return BackboneSpec.model_validate(fields)
+
+    # Convenience counts and layouts used across layers.
+    @property
+    def n_segments(self) -> int:
+        return len(self.segments)
+
+    @property
+    def n_tendons(self) -> int:
+        return sum(len(s.tendons) for s in self.segments)
+
+    @property
+    def total_length(self) -> float:
+        return float(sum(s.length for s in self.segments))
+
+    def tendon_list(self) -> list[tuple[int, TendonSpec]]:
+        """Tendons in input order as (segment index, spec)."""
+        return [(j, t) for j, s in enumerate(self.segments) for t in s.tendons]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict that `load_robot` reads back to an equal spec."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        """YAML text of the spec; also written to `path` when given."""
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+
+def _clean_msg(msg: str) -> str:
+    return msg.removeprefix("Value error, ")
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _format_error(err: ValidationError, source: str) -> str:
+    """One line per problem: `<source>: <field path>: <message>, got <value>`."""
+    lines = []
+    for e in err.errors():
+        loc = _format_loc(tuple(e["loc"]))
+        msg = _clean_msg(e["msg"])
+        if e["type"] == "value_error":
+            # "length must be > 0" raised inside segments[0] reads "segments[0].length must ...".
+            if loc and re.match(r"^[a-z_]+ (must|is) ", msg):
+                line = f"{loc}.{msg}"
+            else:
+                line = f"{loc}: {msg}" if loc else msg
+        else:
+            got = e.get("input")
+            line = f"{loc}: {msg[0].lower() + msg[1:]}, got {got!r}"
+        lines.append(line)
+    head = f"invalid robot description ({source}): {lines[0]}"
+    if len(lines) > 1:
+        head += f" (and {len(lines) - 1} more: " + "; ".join(lines[1:]) + ")"
+    return head
+
+
+def load_robot(source: str | Path | dict[str, Any] | RobotSpec) -> RobotSpec:
+    """Load and validate a robot description.
+
+    Parameters
+    ----------
+    source : path to a YAML (.yaml/.yml) or JSON (.json) file, a dict, or a RobotSpec.
+
+    Raises
+    ------
+    DescriptionError (a ValueError) naming the field path, the value and what was expected.
+    """
+    if isinstance(source, RobotSpec):
+        return source
+    if isinstance(source, dict):
+        data, where = source, "dict"
+    else:
+        path = Path(source)
+        where = str(path)
+        if not path.is_file():
+            raise DescriptionError(f"robot description not found: {path}")
+        text = path.read_text()
+        try:
+            if path.suffix.lower() == ".json":
+                data = json.loads(text)
+            else:
+                data = yaml.safe_load(text)
+        except (yaml.YAMLError, json.JSONDecodeError) as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise DescriptionError(f"cannot parse {path}: {first}") from None
+        if not isinstance(data, dict):
+            raise DescriptionError(
+                f"invalid robot description ({path}): expected a mapping at the top level, "
+                f"got {type(data).__name__}"
+            )
+    try:
+        return RobotSpec.model_validate(data)
+    except ValidationError as err:
+        raise DescriptionError(_format_error(err, where)) from None
+
+
+def robot_json_schema() -> dict[str, Any]:
+    """JSON Schema of the robot description format."""
+    return RobotSpec.model_json_schema()

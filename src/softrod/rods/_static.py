@@ -1,0 +1,667 @@
+"""`solve_static`: equilibrium of a described robot under tendon and external loads."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from softrod.description import RobotSpec, load_robot
+from softrod.rods._model import RodModel, compile_model
+from softrod.rods._static_kernels import _distal_loads, _evaluate, _newton
+
+__all__ = ["StaticResult", "StaticInputs", "solve_static", "shooting_residual", "METHODS", "as_model"]
+
+#: Default tolerance on the boundary residual, scaled by the moment that bends the softest
+#: segment 1 rad over the robot's length: 1e-10 keeps tip errors at ~1e-10 of the length,
+#: well above the round-off floor (~1e-13) of the residual for the shipped robots.
+DEFAULT_RTOL = 1e-10
+#: Newton iterations per (sub)problem before load continuation takes over.
+DEFAULT_MAX_ITER = 30
+#: Continuation gives up when its load increment falls below this fraction of the full load.
+_MIN_LOAD_STEP = 1e-4
+_MAX_CONTINUATION_SOLVES = 400
+
+
+@dataclass(frozen=True)
+class StaticInputs:
+    """Validated inputs of one static solve (SI, world frame).
+
+    tensions : (n_t,) [N] or None; lengths : (n_t,) commanded tendon rest lengths [m] or None.
+    tip_force, tip_moment : (3,) [N], [N m] at the distal end.
+    distributed_force : (3,) uniform load per unit (reference) length [N/m].
+    gravity : (3,) [m/s^2]; loads the backbone's and disks' mass.
+    """
+
+    tensions: np.ndarray | None
+    lengths: np.ndarray | None
+    tip_force: np.ndarray
+    tip_moment: np.ndarray
+    distributed_force: np.ndarray
+    gravity: np.ndarray
+
+    @property
+    def has_external_load(self) -> bool:
+        return bool(
+            np.any(self.tip_force)
+            or np.any(self.tip_moment)
+            or np.any(self.distributed_force)
+            or np.any(self.gravity)
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class StaticResult:
+    """Equilibrium shape and loads. Arrays are sampled at the integration nodes `s`.
+
+    s : (n,) arc length [m]. positions : (n, 3) [m]. rotations : (n, 3, 3) section frames
+    (columns = body axes in world). curvature : (n, 3) body-frame u [1/m]. strain : (n, 3)
+    body-frame v (e3 for Kirchhoff). internal_force, internal_moment : (n, 3) world-frame force
+    [N] and moment [N m] carried by the backbone material alone. tendon_tension : (n_t,) [N].
+    tendon_length : (n_t,) path length from base to anchor [m]. base_moment : (3,) total moment
+    at the base [N m] (the shooting unknown; reused by `guess=`). load_scale : fraction of the
+    load reached (1 on success). residual : final scaled boundary residual (dimensionless).
+    """
+
+    method: str
+    success: bool
+    status: int
+    message: str
+    residual: float
+    nit: int
+    nfev: int
+    s: np.ndarray
+    positions: np.ndarray
+    rotations: np.ndarray
+    curvature: np.ndarray
+    strain: np.ndarray
+    internal_force: np.ndarray
+    internal_moment: np.ndarray
+    tendon_tension: np.ndarray
+    tendon_length: np.ndarray
+    base_moment: np.ndarray
+    load_scale: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tip_position(self) -> np.ndarray:
+        """(3,) [m]"""
+        return self.positions[-1]
+
+    @property
+    def tip_rotation(self) -> np.ndarray:
+        """(3, 3)"""
+        return self.rotations[-1]
+
+    def to_dict(self, shape: bool = False) -> dict[str, Any]:
+        """JSON-ready summary; `shape=True` adds the sampled backbone."""
+        out: dict[str, Any] = {
+            "method": self.method,
+            "success": self.success,
+            "status": self.status,
+            "message": self.message,
+            "residual": self.residual,
+            "nit": self.nit,
+            "nfev": self.nfev,
+            "load_scale": self.load_scale,
+            "tip_position": self.tip_position.tolist(),
+            "tip_rotation": self.tip_rotation.tolist(),
+            "tendon_tension": self.tendon_tension.tolist(),
+            "tendon_length": self.tendon_length.tolist(),
+        }
+        if shape:
+            out["s"] = self.s.tolist()
+            out["positions"] = self.positions.tolist()
+        return out
+
+    def to_json(self, shape: bool = False) -> str:
+        return json.dumps(self.to_dict(shape=shape))
+
+    def asdict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------------------------------
+# Input handling
+
+
+def _vec3(name: str, value: Sequence[float] | np.ndarray | None) -> np.ndarray:
+    if value is None:
+        return np.zeros(3)
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if arr.shape != (3,):
+        raise ValueError(f"{name} must have 3 components [x, y, z], got {list(arr)}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+    return arr
+
+
+def _tendon_vector(name: str, value: Any, n_t: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if arr.shape != (n_t,):
+        raise ValueError(
+            f"{name} must have {n_t} values (one per tendon, segment by segment), "
+            f"got {arr.shape[0]}"
+        )
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] must be finite, got {arr[bad[0]]}")
+    return arr
+
+
+def check_inputs(
+    model: RodModel,
+    tensions: Any = None,
+    lengths: Any = None,
+    tip_force: Any = None,
+    tip_moment: Any = None,
+    distributed_force: Any = None,
+    gravity: Any = None,
+) -> StaticInputs:
+    """Validate solver inputs against a model; raises ValueError naming the bad field."""
+    n_t = model.n_tendons
+    if tensions is not None and lengths is not None:
+        raise ValueError("give tensions or lengths, not both")
+    tau = None
+    L_cmd = None
+    if tensions is not None:
+        tau = _tendon_vector("tensions", tensions, n_t)
+        neg = np.flatnonzero(tau < 0)
+        if neg.size:
+            raise ValueError(
+                f"tensions[{neg[0]}] must be >= 0 (tendons only pull), got {tau[neg[0]]}"
+            )
+    elif lengths is not None:
+        L_cmd = _tendon_vector("lengths", lengths, n_t)
+        nonpos = np.flatnonzero(L_cmd <= 0)
+        if nonpos.size:
+            raise ValueError(f"lengths[{nonpos[0]}] must be > 0 [m], got {L_cmd[nonpos[0]]}")
+        missing = np.flatnonzero(np.isnan(model.tendon_stiffness))
+        if missing.size:
+            seg, k = _tendon_name(model, int(missing[0]))
+            raise ValueError(
+                f"length control needs segments[{seg}].tendons[{k}].stiffness [N/m]; "
+                "it is not set"
+            )
+    return StaticInputs(
+        tensions=tau if tau is not None else (None if L_cmd is not None else np.zeros(n_t)),
+        lengths=L_cmd,
+        tip_force=_vec3("tip_force", tip_force),
+        tip_moment=_vec3("tip_moment", tip_moment),
+        distributed_force=_vec3("distributed_force", distributed_force),
+        gravity=_vec3("gravity", gravity),
+    )
+
+
+def _tendon_name(model: RodModel, i: int) -> tuple[int, int]:
+    seg = int(model.tendon_seg[i])
+    k = int(np.sum(model.tendon_seg[:i] == seg))
+    return seg, k
+
+
+_MODEL_CACHE: OrderedDict[tuple[str, int | None], RodModel] = OrderedDict()
+
+
+def as_model(robot: RodModel | RobotSpec | dict | str, steps: int | None = None) -> RodModel:
+    """A compiled model for `robot` (compiled specs are cached by content)."""
+    if isinstance(robot, RodModel):
+        if steps is not None:
+            return compile_model(robot.spec, steps=steps)
+        return robot
+    spec = load_robot(robot)
+    key = (spec.model_dump_json(), steps)
+    hit = _MODEL_CACHE.get(key)
+    if hit is not None:
+        _MODEL_CACHE.move_to_end(key)
+        return hit
+    model = compile_model(spec, steps=steps)
+    _MODEL_CACHE[key] = model
+    if len(_MODEL_CACHE) > 32:
+        _MODEL_CACHE.popitem(last=False)
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Result assembly
+
+
+def _assemble(
+    model: RodModel,
+    method: str,
+    Y: np.ndarray,
+    X: np.ndarray,
+    tau: np.ndarray,
+    N_end: np.ndarray,
+    q_step: np.ndarray,
+    status: int,
+    message: str,
+    residual: float,
+    nit: int,
+    nfev: int,
+    load_scale: float,
+) -> StaticResult:
+    n_t = model.n_tendons
+    n_nodes = model.n_nodes
+    positions = Y[:, 0:3].copy()
+    rotations = Y[:, 3:12].reshape(n_nodes, 3, 3).copy()
+    strain = X[:, 0:3].copy()
+    curvature = X[:, 3:6].copy()
+    node_seg = np.append(model.step_seg, model.step_seg[-1])
+    # Total distal force at each node (distal side of disks), then remove the tendons' share.
+    h = np.diff(model.node_s)
+    N_node = np.empty((n_nodes, 3))
+    N_node[:-1] = N_end + q_step * h[:, None]
+    N_node[-1] = N_end[-1]
+    force = N_node.copy()
+    for i in range(n_t):
+        active = node_seg <= model.tendon_seg[i]
+        w = strain + np.cross(curvature, model.tendon_r[i])
+        t_world = np.einsum("nab,nb->na", rotations, w / np.linalg.norm(w, axis=1)[:, None])
+        force[active] -= tau[i] * t_world[active]
+    m_body = model.K_bt[node_seg] * (curvature - model.u_star[node_seg])
+    moment = np.einsum("nab,nb->na", rotations, m_body)
+    lengths = Y[-1, 15 : 15 + n_t].copy()
+    return StaticResult(
+        method=method,
+        success=status == 0,
+        status=status,
+        message=message,
+        residual=float(residual),
+        nit=int(nit),
+        nfev=int(nfev),
+        s=model.node_s.copy(),
+        positions=positions,
+        rotations=rotations,
+        curvature=curvature,
+        strain=strain,
+        internal_force=force,
+        internal_moment=moment,
+        tendon_tension=np.asarray(tau, dtype=float).copy(),
+        tendon_length=lengths,
+        base_moment=Y[0, 12:15].copy(),
+        load_scale=float(load_scale),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Shooting
+
+
+_STATUS_MESSAGES = {
+    0: "converged",
+    1: "maximum number of Newton iterations reached",
+    2: "Newton line search stalled",
+    3: "integration produced non-finite values (load beyond what the model can carry?)",
+}
+
+
+def _loads_at(model: RodModel, inp: StaticInputs, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    n_steps = model.step_seg.shape[0]
+    N_end = np.empty((n_steps, 3))
+    q_step = np.empty((n_steps, 3))
+    _distal_loads(
+        model.node_s,
+        model.step_seg,
+        model.node_point_mass,
+        model.rho_A,
+        lam * inp.tip_force,
+        lam * inp.distributed_force,
+        lam * inp.gravity,
+        N_end,
+        q_step,
+    )
+    return N_end, q_step
+
+
+def _straight_base_moment(model: RodModel, N_end: np.ndarray, q_step: np.ndarray,
+                          M_tip: np.ndarray) -> np.ndarray:
+    """Total base moment of the loads if the robot stayed straight (a cold-start guess)."""
+    axis = model.base_rotation[:, 2]
+    s = model.node_s
+    h = np.diff(s)
+    # Force entering each step's end (point loads at nodes) and the step's line load.
+    point = np.empty_like(N_end)
+    point[-1] = N_end[-1]
+    point[:-1] = N_end[:-1] - (N_end[1:] + q_step[1:] * h[1:, None])
+    arm = np.cross(axis, point) * s[1:, None]
+    line = np.cross(axis, q_step) * (0.5 * (s[1:] ** 2 - s[:-1] ** 2))[:, None]
+    return M_tip + arm.sum(axis=0) + line.sum(axis=0)
+
+
+def _solve_shooting(
+    model: RodModel,
+    inp: StaticInputs,
+    guess: StaticResult | None,
+    rtol: float,
+    max_iter: int,
+) -> StaticResult:
+    n_t = model.n_tendons
+    length_mode = inp.lengths is not None
+    n_unk = 3 + (n_t if length_mode else 0)
+    tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
+    L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
+    k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    m_scale = model.moment_scale
+    r_max = float(np.max(np.abs(model.tendon_r[:, :2]))) if n_t else 1.0
+    t_scale = m_scale / r_max
+    Y = np.empty((model.n_nodes, 15 + n_t))
+    X = np.empty((model.n_nodes, 6))
+    counters = np.zeros(3)
+
+    def run(x: np.ndarray, lam: float, iters: int) -> int:
+        N_end, q_step = _loads_at(model, inp, lam)
+        L_lam = model.tendon_rest_length + lam * (L_cmd - model.tendon_rest_length)
+        return int(
+            _newton(x, length_mode, lam * tau_fixed, model.base_position, model.base_rotation,
+                    model.node_s, model.step_seg, N_end, q_step, model.tendon_r, model.tendon_seg,
+                    model.K_bt, model.K_se, model.u_star, model.cosserat, lam * inp.tip_moment,
+                    L_lam, k_t, m_scale, t_scale, rtol, iters, Y, X, counters)
+        )
+
+    # Starting point: the guess, or the straight-robot moment (and PCC tensions).
+    x0 = np.zeros(n_unk)
+    if guess is not None:
+        if guess.tendon_tension.shape != (n_t,) or guess.base_moment.shape != (3,):
+            raise ValueError(
+                f"guess must be a result for a robot with {n_t} tendons, "
+                f"got one with {guess.tendon_tension.shape[0]}"
+            )
+        x0[:3] = guess.base_moment
+        if length_mode:
+            x0[3:] = guess.tendon_tension
+    else:
+        N_end, q_step = _loads_at(model, inp, 1.0)
+        x0[:3] = _straight_base_moment(model, N_end, q_step, inp.tip_moment)
+        if length_mode:
+            x0[3:] = _pcc_tensions(model, L_cmd)
+    x = x0.copy()
+    status = run(x, 1.0, max_iter)
+    lam_reached = 1.0
+    if status != 0:
+        # Load continuation from the unloaded robot, with adaptive increments.
+        lam, dlam = 0.0, 0.25
+        x_lam = np.zeros(n_unk)
+        x_prev: np.ndarray | None = None
+        lam_prev = 0.0
+        solves = 0
+        status = 0
+        while lam < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+            trial = min(1.0, lam + dlam)
+            x = x_lam.copy()
+            if x_prev is not None and lam > lam_prev:
+                # Secant predictor along the load path.
+                x += (x_lam - x_prev) * (trial - lam) / (lam - lam_prev)
+            st = run(x, trial, 12)
+            solves += 1
+            if st == 0:
+                x_prev, lam_prev = x_lam, lam
+                x_lam, lam = x.copy(), trial
+                dlam = min(2.0 * dlam, 0.5)
+            else:
+                dlam *= 0.5
+                if dlam < _MIN_LOAD_STEP:
+                    status = st
+                    break
+        lam_reached = lam
+        if lam < 1.0:
+            status = status or 1
+            x = x_lam
+            run(x, lam, 0)  # leave the arrays describing the last converged load level
+    N_end, q_step = _loads_at(model, inp, lam_reached)
+    tau = x[3:].copy() if length_mode else lam_reached * tau_fixed
+    if status == 0:
+        message = "converged"
+    else:
+        message = (
+            f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
+            f"the equilibrium at {100 * lam_reached:.1f}% of the load"
+        )
+    return _assemble(model, "shooting", Y, X, tau, N_end, q_step, status, message, counters[2],
+                     int(counters[0]), int(counters[1]), lam_reached)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constant curvature (load-free baseline)
+
+
+def _pcc_curvatures(model: RodModel, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-segment curvature u (n_seg, 3) and axial stretch v_z (n_seg,) with no external load.
+
+    Exact for both backbone models when the precurvature has no twist: every tendon stays
+    parallel to the backbone (t = e3), so each segment balances sum tau e3 x r against K_bt u.
+    """
+    n_seg = model.seg_length.shape[0]
+    u = model.u_star.copy()
+    vz = np.ones(n_seg)
+    for j in range(n_seg):
+        act = model.tendon_seg >= j
+        m = np.sum(tau[act, None] * np.cross([0.0, 0.0, 1.0], model.tendon_r[act]), axis=0)
+        u[j] += m / model.K_bt[j]
+        if model.cosserat:
+            vz[j] = 1.0 - tau[act].sum() / model.K_se[j, 2]
+    return u, vz
+
+
+def _pcc_lengths_matrix(model: RodModel) -> tuple[np.ndarray, np.ndarray]:
+    """Tendon path lengths l = l0 + A tau under constant curvature (linear in tau)."""
+    n_t = model.n_tendons
+    base = np.zeros(n_t)
+    u0, vz0 = _pcc_curvatures(model, np.zeros(n_t))
+    A = np.zeros((n_t, n_t))
+
+    def lengths(u: np.ndarray, vz: np.ndarray) -> np.ndarray:
+        out = np.zeros(n_t)
+        for i in range(n_t):
+            for j in range(int(model.tendon_seg[i]) + 1):
+                w_z = vz[j] + np.cross(u[j], model.tendon_r[i])[2]
+                out[i] += model.seg_length[j] * w_z
+        return out
+
+    base = lengths(u0, vz0)
+    for k in range(n_t):
+        e = np.zeros(n_t)
+        e[k] = 1.0
+        u, vz = _pcc_curvatures(model, e)
+        A[:, k] = lengths(u, vz) - base
+    return base, A
+
+
+def _pcc_tensions(model: RodModel, L_cmd: np.ndarray) -> np.ndarray:
+    """Tensions of elastic pull-only tendons under constant curvature (semismooth Newton)."""
+    n_t = model.n_tendons
+    if n_t == 0:
+        return np.zeros(0)
+    k = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    l0, A = _pcc_lengths_matrix(model)
+    tau = np.zeros(n_t)
+    for _ in range(50):
+        stretch = l0 + A @ tau - L_cmd
+        active = stretch > 0
+        r = tau - k * np.where(active, stretch, 0.0)
+        Jm = np.eye(n_t) - (k * active)[:, None] * A
+        step = np.linalg.solve(Jm, -r)
+        tau = tau + step
+        if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(tau))):
+            break
+    return tau
+
+
+def _arc(R0: np.ndarray, p0: np.ndarray, u: np.ndarray, vz: float, s: np.ndarray):
+    """Positions (n, 3) and rotations (n, 3, 3) along a constant-strain arc, s from its base."""
+    th = np.linalg.norm(u)
+    uh = np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    uh2 = uh @ uh
+    n = s.shape[0]
+    Rs = np.empty((n, 3, 3))
+    ps = np.empty((n, 3))
+    for k, sk in enumerate(s):
+        a = th * sk
+        if th * sk < 1e-6:
+            c1, c2 = sk * sk / 2.0, sk**3 / 6.0
+            e1, e2 = sk, sk * sk / 2.0
+        else:
+            c1, c2 = (1.0 - math.cos(a)) / th**2, (a - math.sin(a)) / th**3
+            e1, e2 = math.sin(a) / th, (1.0 - math.cos(a)) / th**2
+        expm = np.eye(3) + e1 * uh + e2 * uh2
+        integ = sk * np.eye(3) + c1 * uh + c2 * uh2
+        Rs[k] = R0 @ expm
+        ps[k] = p0 + R0 @ (integ @ np.array([0.0, 0.0, vz]))
+    return ps, Rs
+
+
+def _solve_pcc(model: RodModel, inp: StaticInputs, guess: StaticResult | None, rtol: float,
+               max_iter: int) -> StaticResult:
+    n_t = model.n_tendons
+    if inp.lengths is not None:
+        tau = _pcc_tensions(model, inp.lengths)
+    else:
+        assert inp.tensions is not None
+        tau = inp.tensions
+    u, vz = _pcc_curvatures(model, tau)
+    n_nodes = model.n_nodes
+    node_seg = np.append(model.step_seg, model.step_seg[-1])
+    positions = np.empty((n_nodes, 3))
+    rotations = np.empty((n_nodes, 3, 3))
+    p0, R0 = model.base_position.copy(), model.base_rotation.copy()
+    for j in range(model.seg_length.shape[0]):
+        steps_j = np.flatnonzero(model.step_seg == j)
+        idx = np.arange(steps_j[0], steps_j[-1] + 2)  # the segment's nodes, both ends included
+        s_loc = model.node_s[idx] - model.seg_start[j]
+        ps, Rs = _arc(R0, p0, u[j], vz[j], s_loc)
+        positions[idx] = ps
+        rotations[idx] = Rs
+        p0, R0 = ps[-1].copy(), Rs[-1].copy()
+    curvature = u[node_seg]
+    strain = np.zeros((n_nodes, 3))
+    strain[:, 2] = vz[node_seg]
+    # Tendon path lengths and the section loads implied by the tendons alone.
+    _, A = _pcc_lengths_matrix(model) if n_t else (None, np.zeros((0, 0)))
+    l0, _ = _pcc_lengths_matrix(model) if n_t else (np.zeros(0), None)
+    lengths = l0 + A @ tau if n_t else np.zeros(0)
+    force = np.zeros((n_nodes, 3))
+    for i in range(n_t):
+        act = node_seg <= model.tendon_seg[i]
+        force[act] -= tau[i] * rotations[act, :, 2]
+    moment = np.einsum("nab,nb->na", rotations, model.K_bt[node_seg] * (curvature -
+                                                                           model.u_star[node_seg]))
+    ignored = inp.has_external_load
+    message = "constant-curvature kinematics" + (
+        "; external loads and gravity are ignored by this model" if ignored else ""
+    )
+    return StaticResult(
+        method="pcc", success=True, status=0, message=message, residual=0.0, nit=0, nfev=0,
+        s=model.node_s.copy(), positions=positions, rotations=rotations, curvature=curvature,
+        strain=strain, internal_force=force, internal_moment=moment,
+        tendon_tension=np.asarray(tau, float).copy(), tendon_length=lengths,
+        base_moment=np.zeros(3), load_scale=1.0,
+    )
+
+
+_Solver = Callable[[RodModel, StaticInputs, "StaticResult | None", float, int], StaticResult]
+
+#: Registry of static methods: name -> solver(model, inputs, guess, rtol, max_iter).
+METHODS: dict[str, _Solver] = {"shooting": _solve_shooting, "pcc": _solve_pcc}
+
+
+def solve_static(
+    robot: RodModel | RobotSpec | dict | str,
+    tensions: Sequence[float] | np.ndarray | None = None,
+    *,
+    lengths: Sequence[float] | np.ndarray | None = None,
+    tip_force: Sequence[float] | np.ndarray | None = None,
+    tip_moment: Sequence[float] | np.ndarray | None = None,
+    distributed_force: Sequence[float] | np.ndarray | None = None,
+    gravity: Sequence[float] | np.ndarray | None = None,
+    method: str = "shooting",
+    guess: StaticResult | None = None,
+    rtol: float = DEFAULT_RTOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+    steps: int | None = None,
+) -> StaticResult:
+    """Static equilibrium of a continuum robot.
+
+    Parameters
+    ----------
+    robot : RobotSpec, dict, path to YAML/JSON, or a compiled `RodModel` (fastest in loops).
+    tensions : (n_t,) tendon tensions [N], >= 0, ordered segment by segment.
+    lengths : (n_t,) commanded tendon lengths [m] for elastic pull-only tendons (each needs
+        `stiffness`); tensions are solved for. Give tensions or lengths, not both.
+    tip_force, tip_moment : (3,) world-frame load at the distal end [N], [N m].
+    distributed_force : (3,) uniform world-frame load per unit length [N/m].
+    gravity : (3,) [m/s^2]; adds the weight of backbone and disks.
+    method : "shooting" (Newton shooting, exact) or "pcc" (constant curvature, load-free).
+    guess : a previous result of the same robot to warm-start from.
+    rtol : tolerance on the scaled boundary residual (see `DEFAULT_RTOL`).
+    max_iter : Newton iterations before load continuation takes over.
+    steps : integration steps along the backbone (default from the model).
+
+    Returns
+    -------
+    StaticResult with `success`, `status`, `message`; a failed solve says so and returns the
+    equilibrium at the largest fraction of the load it reached (`load_scale`).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    if not (isinstance(rtol, int | float) and rtol > 0 and math.isfinite(rtol)):
+        raise ValueError(f"rtol must be a positive number, got {rtol!r}")
+    if not (isinstance(max_iter, int) and max_iter >= 0):
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    model = as_model(robot, steps)
+    inp = check_inputs(model, tensions, lengths, tip_force, tip_moment, distributed_force,
+                       gravity)
+    return METHODS[method](model, inp, guess, float(rtol), max_iter)
+
+
+# Kept for the kernels' users (observer, benchmarks): evaluate residual at given unknowns.
+evaluate = _evaluate
+
+
+def shooting_residual(
+    robot: RodModel | RobotSpec | dict | str,
+    x: Sequence[float] | np.ndarray,
+    tensions: Any = None,
+    *,
+    lengths: Any = None,
+    tip_force: Any = None,
+    tip_moment: Any = None,
+    distributed_force: Any = None,
+    gravity: Any = None,
+    steps: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled boundary residual r(x) and its exact Jacobian dr/dx for shooting unknowns x.
+
+    x = (M0 (3) [N m], then tensions (n_t) [N] under length control). The residual rows are
+    (M(L) - M_tip) / moment_scale and, under length control,
+    (tau_j - k_j max(0, l_j - L_cmd_j)) / tension_scale. Returns (r (n,), J (n, n)).
+    """
+    model = as_model(robot, steps)
+    inp = check_inputs(model, tensions, lengths, tip_force, tip_moment, distributed_force,
+                       gravity)
+    n_t = model.n_tendons
+    length_mode = inp.lengths is not None
+    x = np.asarray(x, dtype=float).copy()
+    n_unk = 3 + (n_t if length_mode else 0)
+    if x.shape != (n_unk,):
+        raise ValueError(f"x must have {n_unk} values, got {x.shape[0]}")
+    N_end, q_step = _loads_at(model, inp, 1.0)
+    tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
+    L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
+    k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    m_scale = model.moment_scale
+    r_max = float(np.max(np.abs(model.tendon_r[:, :2]))) if n_t else 1.0
+    Y = np.empty((model.n_nodes, 15 + n_t))
+    X = np.empty((model.n_nodes, 6))
+    r = np.empty(n_unk)
+    J = np.empty((n_unk, n_unk))
+    ok = _evaluate(x, length_mode, tau_fixed, model.base_position, model.base_rotation,
+                   model.node_s, model.step_seg, N_end, q_step, model.tendon_r, model.tendon_seg,
+                   model.K_bt, model.K_se, model.u_star, model.cosserat, inp.tip_moment, L_cmd,
+                   k_t, m_scale, m_scale / r_max, False, Y, X, r, J)
+    if not ok:
+        raise ValueError("integration failed at the given x")
+    return r, J
