@@ -63,6 +63,8 @@ class RodModel:
     tendon_rest_length : (n_t,) straight path length from base to anchor [m].
     base_position : (3,) [m]; base_rotation : (3, 3).
     disk_s : (n_disks,) arc length of every disk [m]; disk_seg : (n_disks,).
+    seg_par : (n_seg, 10) packed K_bt, K_se, u_star, rho_A for the kernels.
+    tendon_pack : (n_t, 4) packed tendon_r and tendon_seg for the kernels.
     """
 
     spec: RobotSpec
@@ -84,6 +86,8 @@ class RodModel:
     base_rotation: np.ndarray
     disk_s: np.ndarray
     disk_seg: np.ndarray
+    seg_par: np.ndarray
+    tendon_pack: np.ndarray
 
     @property
     def n_tendons(self) -> int:
@@ -107,7 +111,11 @@ class RodModel:
         return float((self.rho_A * self.seg_length).sum() + self.node_point_mass.sum())
 
 
-def compile_model(robot: RobotSpec | dict | str, steps: int | None = None) -> RodModel:
+def compile_model(
+    robot: RobotSpec | dict | str,
+    steps: int | None = None,
+    extra_nodes: tuple[float, ...] = (),
+) -> RodModel:
     """Compile a description into a `RodModel`.
 
     Parameters
@@ -115,6 +123,7 @@ def compile_model(robot: RobotSpec | dict | str, steps: int | None = None) -> Ro
     robot : a RobotSpec, dict or path (see `softrod.load_robot`).
     steps : approximate number of RK4 steps along the whole backbone (default
         `DEFAULT_STEPS_PER_LENGTH`); every segment end and disk is also a node.
+    extra_nodes : arc lengths [m] that must be grid nodes (where point loads act).
     """
     spec = load_robot(robot)
     n_total = DEFAULT_STEPS_PER_LENGTH if steps is None else int(steps)
@@ -149,11 +158,14 @@ def compile_model(robot: RobotSpec | dict | str, steps: int | None = None) -> Ro
         for i in range(1, n_int + 1):
             a = seg_start[j] + seg.length * (i - 1) / n_int
             b = seg_start[j] + seg.length * i / n_int
-            n_sub = max(1, math.ceil((b - a) / ds_max - 1e-9))
-            for k in range(1, n_sub + 1):
-                node_s.append(a + (b - a) * k / n_sub)
-                node_mass.append(0.0)
-                step_seg.append(j)
+            # Extra nodes strictly inside (a, b) split the interval further.
+            cuts = [a] + sorted(x for x in extra_nodes if a + 1e-12 < x < b - 1e-12) + [b]
+            for c0, c1 in zip(cuts[:-1], cuts[1:], strict=True):
+                n_sub = max(1, math.ceil((c1 - c0) / ds_max - 1e-9))
+                for k in range(1, n_sub + 1):
+                    node_s.append(c0 + (c1 - c0) * k / n_sub)
+                    node_mass.append(0.0)
+                    step_seg.append(j)
             if seg.disks > 0:
                 node_mass[-1] += seg.disk_mass
                 disk_s.append(b)
@@ -173,6 +185,8 @@ def compile_model(robot: RobotSpec | dict | str, steps: int | None = None) -> Ro
             tendon_k[i] = t.stiffness
         tendon_rest[i] = seg_start[j] + seg_length[j]
 
+    seg_par = np.concatenate([K_bt, K_se, u_star, rho_A[:, None]], axis=1)
+    tendon_pack = np.concatenate([tendon_r, tendon_seg[:, None].astype(float)], axis=1)
     return RodModel(
         spec=spec,
         cosserat=spec.model == "cosserat",
@@ -193,4 +207,6 @@ def compile_model(robot: RobotSpec | dict | str, steps: int | None = None) -> Ro
         base_rotation=quat_to_matrix(spec.base.quaternion),
         disk_s=np.array(disk_s),
         disk_seg=np.array(disk_seg, dtype=np.int64),
+        seg_par=np.ascontiguousarray(seg_par),
+        tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, 4)),
     )

@@ -15,7 +15,16 @@ from softrod.description import RobotSpec, load_robot
 from softrod.rods._model import RodModel, compile_model
 from softrod.rods._static_kernels import _distal_loads, _evaluate, _newton
 
-__all__ = ["StaticResult", "StaticInputs", "solve_static", "shooting_residual", "METHODS", "as_model"]
+__all__ = [
+    "METHODS",
+    "ShootingEval",
+    "StaticInputs",
+    "StaticResult",
+    "as_model",
+    "shooting_eval",
+    "solve_static",
+    "tip_jacobian",
+]
 
 #: Default tolerance on the boundary residual, scaled by the moment that bends the softest
 #: segment 1 rad over the robot's length: 1e-10 keeps tip errors at ~1e-10 of the length,
@@ -36,6 +45,8 @@ class StaticInputs:
     tip_force, tip_moment : (3,) [N], [N m] at the distal end.
     distributed_force : (3,) uniform load per unit (reference) length [N/m].
     gravity : (3,) [m/s^2]; loads the backbone's and disks' mass.
+    point_loads : ((s [m], force (3,) [N], moment (3,) [N m]), ...) world-frame loads on the
+        backbone at arc length s.
     """
 
     tensions: np.ndarray | None
@@ -44,6 +55,7 @@ class StaticInputs:
     tip_moment: np.ndarray
     distributed_force: np.ndarray
     gravity: np.ndarray
+    point_loads: tuple[tuple[float, np.ndarray, np.ndarray], ...] = ()
 
     @property
     def has_external_load(self) -> bool:
@@ -52,6 +64,7 @@ class StaticInputs:
             or np.any(self.tip_moment)
             or np.any(self.distributed_force)
             or np.any(self.gravity)
+            or bool(self.point_loads)
         )
 
 
@@ -154,6 +167,28 @@ def _tendon_vector(name: str, value: Any, n_t: int) -> np.ndarray:
     return arr
 
 
+def _point_loads(value: Any, total_length: float) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
+    if value is None:
+        return ()
+    out = []
+    for i, item in enumerate(value):
+        try:
+            s_val, force, *rest = item
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"point_loads[{i}] must be (s, force[3]) or (s, force[3], moment[3]), got {item!r}"
+            ) from None
+        s_f = float(s_val)
+        if not (0.0 < s_f <= total_length * (1 + 1e-12)):
+            raise ValueError(
+                f"point_loads[{i}].s must be in (0, {total_length:g}] m, got {s_f!r}"
+            )
+        moment = rest[0] if rest else None
+        out.append((min(s_f, total_length), _vec3(f"point_loads[{i}].force", force),
+                    _vec3(f"point_loads[{i}].moment", moment)))
+    return tuple(out)
+
+
 def check_inputs(
     model: RodModel,
     tensions: Any = None,
@@ -162,6 +197,7 @@ def check_inputs(
     tip_moment: Any = None,
     distributed_force: Any = None,
     gravity: Any = None,
+    point_loads: Any = None,
 ) -> StaticInputs:
     """Validate solver inputs against a model; raises ValueError naming the bad field."""
     n_t = model.n_tendons
@@ -195,6 +231,7 @@ def check_inputs(
         tip_moment=_vec3("tip_moment", tip_moment),
         distributed_force=_vec3("distributed_force", distributed_force),
         gravity=_vec3("gravity", gravity),
+        point_loads=_point_loads(point_loads, model.total_length),
     )
 
 
@@ -204,22 +241,28 @@ def _tendon_name(model: RodModel, i: int) -> tuple[int, int]:
     return seg, k
 
 
-_MODEL_CACHE: OrderedDict[tuple[str, int | None], RodModel] = OrderedDict()
+_MODEL_CACHE: OrderedDict[tuple[str, int | None, tuple[float, ...]], RodModel] = OrderedDict()
 
 
-def as_model(robot: RodModel | RobotSpec | dict | str, steps: int | None = None) -> RodModel:
+def as_model(
+    robot: RodModel | RobotSpec | dict | str,
+    steps: int | None = None,
+    extra_nodes: tuple[float, ...] = (),
+) -> RodModel:
     """A compiled model for `robot` (compiled specs are cached by content)."""
     if isinstance(robot, RodModel):
-        if steps is not None:
-            return compile_model(robot.spec, steps=steps)
-        return robot
-    spec = load_robot(robot)
-    key = (spec.model_dump_json(), steps)
+        missing = [s for s in extra_nodes if not np.any(np.abs(robot.node_s - s) < 1e-12)]
+        if steps is None and not missing:
+            return robot
+        spec = robot.spec
+    else:
+        spec = load_robot(robot)
+    key = (spec.model_dump_json(), steps, tuple(sorted(extra_nodes)))
     hit = _MODEL_CACHE.get(key)
     if hit is not None:
         _MODEL_CACHE.move_to_end(key)
         return hit
-    model = compile_model(spec, steps=steps)
+    model = compile_model(spec, steps=steps, extra_nodes=tuple(extra_nodes))
     _MODEL_CACHE[key] = model
     if len(_MODEL_CACHE) > 32:
         _MODEL_CACHE.popitem(last=False)
@@ -236,8 +279,7 @@ def _assemble(
     Y: np.ndarray,
     X: np.ndarray,
     tau: np.ndarray,
-    N_end: np.ndarray,
-    q_step: np.ndarray,
+    loads: "_Loads",
     status: int,
     message: str,
     residual: float,
@@ -255,8 +297,8 @@ def _assemble(
     # Total distal force at each node (distal side of disks), then remove the tendons' share.
     h = np.diff(model.node_s)
     N_node = np.empty((n_nodes, 3))
-    N_node[:-1] = N_end + q_step * h[:, None]
-    N_node[-1] = N_end[-1]
+    N_node[:-1] = loads.N_end + loads.q_step * h[:, None]
+    N_node[-1] = loads.N_end[-1]
     force = N_node.copy()
     for i in range(n_t):
         active = node_seg <= model.tendon_seg[i]
@@ -300,37 +342,60 @@ _STATUS_MESSAGES = {
 }
 
 
-def _loads_at(model: RodModel, inp: StaticInputs, lam: float) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class _Loads:
+    """Kernel load arrays at one load level: N_end (n_steps, 3), q_step (n_steps, 3),
+    node_moment (n_nodes, 3), and the tip wrench M_tip (3,) (point loads at s = L folded in)."""
+
+    N_end: np.ndarray
+    q_step: np.ndarray
+    node_moment: np.ndarray
+    tip_moment: np.ndarray
+
+
+def _loads_at(model: RodModel, inp: StaticInputs, lam: float) -> _Loads:
     n_steps = model.step_seg.shape[0]
+    node_force = lam * model.node_point_mass[:, None] * inp.gravity[None, :]
+    node_moment = np.zeros((model.n_nodes, 3))
+    F_tip = lam * inp.tip_force
+    M_tip = lam * inp.tip_moment
+    for s_p, f_p, m_p in inp.point_loads:
+        k = int(np.argmin(np.abs(model.node_s - s_p)))
+        if k == model.n_nodes - 1:
+            F_tip = F_tip + lam * f_p
+            M_tip = M_tip + lam * m_p
+        else:
+            node_force[k] += lam * f_p
+            node_moment[k] += lam * m_p
     N_end = np.empty((n_steps, 3))
     q_step = np.empty((n_steps, 3))
-    _distal_loads(
-        model.node_s,
-        model.step_seg,
-        model.node_point_mass,
-        model.rho_A,
-        lam * inp.tip_force,
-        lam * inp.distributed_force,
-        lam * inp.gravity,
-        N_end,
-        q_step,
-    )
-    return N_end, q_step
+    _distal_loads(model.node_s, model.step_seg, node_force, model.seg_par, F_tip,
+                  lam * inp.distributed_force, lam * inp.gravity, N_end, q_step)
+    return _Loads(N_end, q_step, node_moment, M_tip)
 
 
-def _straight_base_moment(model: RodModel, N_end: np.ndarray, q_step: np.ndarray,
-                          M_tip: np.ndarray) -> np.ndarray:
+def _straight_base_moment(model: RodModel, loads: _Loads) -> np.ndarray:
     """Total base moment of the loads if the robot stayed straight (a cold-start guess)."""
     axis = model.base_rotation[:, 2]
     s = model.node_s
     h = np.diff(s)
-    # Force entering each step's end (point loads at nodes) and the step's line load.
+    N_end, q_step = loads.N_end, loads.q_step
+    # Force entering at each step's end (point loads at nodes) and each step's line load.
     point = np.empty_like(N_end)
     point[-1] = N_end[-1]
     point[:-1] = N_end[:-1] - (N_end[1:] + q_step[1:] * h[1:, None])
     arm = np.cross(axis, point) * s[1:, None]
     line = np.cross(axis, q_step) * (0.5 * (s[1:] ** 2 - s[:-1] ** 2))[:, None]
-    return M_tip + arm.sum(axis=0) + line.sum(axis=0)
+    return loads.tip_moment + loads.node_moment.sum(axis=0) + arm.sum(axis=0) + line.sum(axis=0)
+
+
+def _scales(model: RodModel) -> tuple[float, float]:
+    """Residual scales: the moment that bends the softest segment 1 rad over the robot's
+    length [N m], and the tension that produces it at the largest tendon offset [N]."""
+    m_scale = model.moment_scale
+    n_t = model.n_tendons
+    r_max = float(np.max(np.abs(model.tendon_r[:, :2]))) if n_t else 1.0
+    return m_scale, m_scale / r_max
 
 
 def _solve_shooting(
@@ -346,21 +411,19 @@ def _solve_shooting(
     tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
     L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
     k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
-    m_scale = model.moment_scale
-    r_max = float(np.max(np.abs(model.tendon_r[:, :2]))) if n_t else 1.0
-    t_scale = m_scale / r_max
+    m_scale, t_scale = _scales(model)
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
     counters = np.zeros(3)
 
     def run(x: np.ndarray, lam: float, iters: int) -> int:
-        N_end, q_step = _loads_at(model, inp, lam)
+        loads = _loads_at(model, inp, lam)
         L_lam = model.tendon_rest_length + lam * (L_cmd - model.tendon_rest_length)
         return int(
             _newton(x, length_mode, lam * tau_fixed, model.base_position, model.base_rotation,
-                    model.node_s, model.step_seg, N_end, q_step, model.tendon_r, model.tendon_seg,
-                    model.K_bt, model.K_se, model.u_star, model.cosserat, lam * inp.tip_moment,
-                    L_lam, k_t, m_scale, t_scale, rtol, iters, Y, X, counters)
+                    model.node_s, model.step_seg, model.seg_par, model.tendon_pack, loads.N_end,
+                    loads.q_step, loads.node_moment, model.cosserat, loads.tip_moment, L_lam,
+                    k_t, m_scale, t_scale, rtol, iters, Y, X, counters)
         )
 
     # Starting point: the guess, or the straight-robot moment (and PCC tensions).
@@ -375,8 +438,7 @@ def _solve_shooting(
         if length_mode:
             x0[3:] = guess.tendon_tension
     else:
-        N_end, q_step = _loads_at(model, inp, 1.0)
-        x0[:3] = _straight_base_moment(model, N_end, q_step, inp.tip_moment)
+        x0[:3] = _straight_base_moment(model, _loads_at(model, inp, 1.0))
         if length_mode:
             x0[3:] = _pcc_tensions(model, L_cmd)
     x = x0.copy()
@@ -412,7 +474,7 @@ def _solve_shooting(
             status = status or 1
             x = x_lam
             run(x, lam, 0)  # leave the arrays describing the last converged load level
-    N_end, q_step = _loads_at(model, inp, lam_reached)
+    loads = _loads_at(model, inp, lam_reached)
     tau = x[3:].copy() if length_mode else lam_reached * tau_fixed
     if status == 0:
         message = "converged"
@@ -421,7 +483,7 @@ def _solve_shooting(
             f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
             f"the equilibrium at {100 * lam_reached:.1f}% of the load"
         )
-    return _assemble(model, "shooting", Y, X, tau, N_end, q_step, status, message, counters[2],
+    return _assemble(model, "shooting", Y, X, tau, loads, status, message, counters[2],
                      int(counters[0]), int(counters[1]), lam_reached)
 
 
@@ -577,6 +639,7 @@ def solve_static(
     tip_moment: Sequence[float] | np.ndarray | None = None,
     distributed_force: Sequence[float] | np.ndarray | None = None,
     gravity: Sequence[float] | np.ndarray | None = None,
+    point_loads: Sequence[Any] | None = None,
     method: str = "shooting",
     guess: StaticResult | None = None,
     rtol: float = DEFAULT_RTOL,
@@ -594,6 +657,8 @@ def solve_static(
     tip_force, tip_moment : (3,) world-frame load at the distal end [N], [N m].
     distributed_force : (3,) uniform world-frame load per unit length [N/m].
     gravity : (3,) [m/s^2]; adds the weight of backbone and disks.
+    point_loads : [(s, force (3,), moment (3,) optional), ...] world-frame point loads at arc
+        length s in (0, L] [m, N, N m].
     method : "shooting" (Newton shooting, exact) or "pcc" (constant curvature, load-free).
     guess : a previous result of the same robot to warm-start from.
     rtol : tolerance on the scaled boundary residual (see `DEFAULT_RTOL`).
@@ -611,17 +676,42 @@ def solve_static(
         raise ValueError(f"rtol must be a positive number, got {rtol!r}")
     if not (isinstance(max_iter, int) and max_iter >= 0):
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
-    model = as_model(robot, steps)
+    nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
+    model = as_model(robot, steps, nodes)
     inp = check_inputs(model, tensions, lengths, tip_force, tip_moment, distributed_force,
-                       gravity)
+                       gravity, point_loads)
     return METHODS[method](model, inp, guess, float(rtol), max_iter)
 
 
-# Kept for the kernels' users (observer, benchmarks): evaluate residual at given unknowns.
-evaluate = _evaluate
 
 
-def shooting_residual(
+@dataclass(frozen=True)
+class ShootingEval:
+    """One integration from given shooting unknowns, with exact sensitivities.
+
+    x : (n,) unknowns (M0 (3) [N m], then tensions under length control [N]).
+    residual : (n,) scaled boundary residual; jacobian : (n, n) d residual / d x.
+    tip_position : (3,) [m]; tip_rotation : (3, 3); tendon_length : (n_t,) [m].
+    d_tip_d_M0 : (3, 3); d_tip_d_tension : (3, n_t); d_tip_rot_d_M0 : (3, 3, 3) last axis
+    the direction; d_residual_d_tension : (n, n_t) (tension rows excluded under length control
+    where tensions are unknowns); d_length_d_M0 : (n_t, 3); d_length_d_tension : (n_t, n_t).
+    """
+
+    x: np.ndarray
+    residual: np.ndarray
+    jacobian: np.ndarray
+    tip_position: np.ndarray
+    tip_rotation: np.ndarray
+    tendon_length: np.ndarray
+    d_tip_d_M0: np.ndarray
+    d_tip_d_tension: np.ndarray
+    d_moment_d_M0: np.ndarray
+    d_moment_d_tension: np.ndarray
+    d_length_d_M0: np.ndarray
+    d_length_d_tension: np.ndarray
+
+
+def shooting_eval(
     robot: RodModel | RobotSpec | dict | str,
     x: Sequence[float] | np.ndarray,
     tensions: Any = None,
@@ -631,37 +721,107 @@ def shooting_residual(
     tip_moment: Any = None,
     distributed_force: Any = None,
     gravity: Any = None,
+    point_loads: Any = None,
     steps: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled boundary residual r(x) and its exact Jacobian dr/dx for shooting unknowns x.
+) -> ShootingEval:
+    """Integrate once from shooting unknowns x and return the residual with exact derivatives.
 
     x = (M0 (3) [N m], then tensions (n_t) [N] under length control). The residual rows are
     (M(L) - M_tip) / moment_scale and, under length control,
-    (tau_j - k_j max(0, l_j - L_cmd_j)) / tension_scale. Returns (r (n,), J (n, n)).
+    (tau_j - k_j max(0, l_j - L_cmd_j)) / tension_scale. This is the building block of the
+    shooting and observer methods and of analytic input Jacobians.
     """
-    model = as_model(robot, steps)
+    inp_nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
+    model = as_model(robot, steps, inp_nodes)
     inp = check_inputs(model, tensions, lengths, tip_force, tip_moment, distributed_force,
-                       gravity)
+                       gravity, point_loads)
     n_t = model.n_tendons
     length_mode = inp.lengths is not None
     x = np.asarray(x, dtype=float).copy()
     n_unk = 3 + (n_t if length_mode else 0)
     if x.shape != (n_unk,):
         raise ValueError(f"x must have {n_unk} values, got {x.shape[0]}")
-    N_end, q_step = _loads_at(model, inp, 1.0)
-    tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
+    loads = _loads_at(model, inp, 1.0)
+    tau = x[3:] if length_mode else (inp.tensions if inp.tensions is not None else np.zeros(n_t))
     L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
     k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
-    m_scale = model.moment_scale
-    r_max = float(np.max(np.abs(model.tendon_r[:, :2]))) if n_t else 1.0
-    Y = np.empty((model.n_nodes, 15 + n_t))
+    m_scale, t_scale = _scales(model)
+    ny = 15 + n_t
+    n_dir = 3 + n_t
+    Y = np.empty((model.n_nodes, ny))
     X = np.empty((model.n_nodes, 6))
+    z = np.empty(ny * (1 + n_dir))
+    ok = _evaluate(x[:3], np.ascontiguousarray(tau), n_dir, model.base_position,
+                   model.base_rotation, model.node_s, model.step_seg, model.seg_par,
+                   model.tendon_pack, loads.N_end, loads.q_step, loads.node_moment,
+                   model.cosserat, False, Y, X, z)
+    if not ok:
+        raise ValueError("integration failed at the given x (non-finite state)")
+    S = z[ny:].reshape(n_dir, ny)  # S[d] = d y(L) / d direction d
     r = np.empty(n_unk)
     J = np.empty((n_unk, n_unk))
-    ok = _evaluate(x, length_mode, tau_fixed, model.base_position, model.base_rotation,
-                   model.node_s, model.step_seg, N_end, q_step, model.tendon_r, model.tendon_seg,
-                   model.K_bt, model.K_se, model.u_star, model.cosserat, inp.tip_moment, L_cmd,
-                   k_t, m_scale, m_scale / r_max, False, Y, X, r, J)
-    if not ok:
-        raise ValueError("integration failed at the given x")
-    return r, J
+    r[:3] = (z[12:15] - loads.tip_moment) / m_scale
+    J[:3, :] = S[:n_unk, 12:15].T / m_scale
+    if length_mode:
+        stretch = z[15 : 15 + n_t] - L_cmd
+        active = stretch > 0
+        r[3:] = (tau - k_t * np.where(active, stretch, 0.0)) / t_scale
+        J[3:, :] = -(k_t * active)[:, None] * S[:n_unk, 15 : 15 + n_t].T / t_scale
+        J[3:, 3:] += np.eye(n_t) / t_scale
+    return ShootingEval(
+        x=x,
+        residual=r,
+        jacobian=J,
+        tip_position=z[0:3].copy(),
+        tip_rotation=z[3:12].reshape(3, 3).copy(),
+        tendon_length=z[15 : 15 + n_t].copy(),
+        d_tip_d_M0=S[:3, 0:3].T.copy(),
+        d_tip_d_tension=S[3:, 0:3].T.copy(),
+        d_moment_d_M0=S[:3, 12:15].T.copy(),
+        d_moment_d_tension=S[3:, 12:15].T.copy(),
+        d_length_d_M0=S[:3, 15 : 15 + n_t].T.copy(),
+        d_length_d_tension=S[3:, 15 : 15 + n_t].T.copy(),
+    )
+
+
+def tip_jacobian(
+    robot: RodModel | RobotSpec | dict | str,
+    result: StaticResult,
+    tensions: Any = None,
+    *,
+    lengths: Any = None,
+    tip_force: Any = None,
+    tip_moment: Any = None,
+    distributed_force: Any = None,
+    gravity: Any = None,
+    point_loads: Any = None,
+    steps: int | None = None,
+) -> np.ndarray:
+    """Exact d tip_position / d inputs (3, n_t) at a converged shooting `result`.
+
+    The inputs are the tensions [m/N] or, under length control, the commanded lengths [m/m];
+    pass the same inputs that produced `result`. Uses the implicit function theorem on the
+    shooting residual: dx/dinput = -J^-1 dr/dinput.
+    """
+    if not result.success:
+        raise ValueError("tip_jacobian needs a converged result (result.success is False)")
+    kw = dict(lengths=lengths, tip_force=tip_force, tip_moment=tip_moment,
+              distributed_force=distributed_force, gravity=gravity, point_loads=point_loads,
+              steps=steps)
+    if lengths is None:
+        ev = shooting_eval(robot, result.base_moment, tensions, **kw)
+        # r(M0, tau) = (M(L) - M_tip)/m: dM0/dtau = -(dM/dM0)^-1 dM/dtau
+        dM0 = -np.linalg.solve(ev.d_moment_d_M0, ev.d_moment_d_tension)
+        return ev.d_tip_d_M0 @ dM0 + ev.d_tip_d_tension
+    x = np.concatenate([result.base_moment, result.tendon_tension])
+    ev = shooting_eval(robot, x, None, **kw)
+    model = as_model(robot, steps)
+    n_t = model.n_tendons
+    _, t_scale = _scales(model)
+    k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    L_cmd = np.asarray(lengths, dtype=float)
+    active = (ev.tendon_length - L_cmd) > 0
+    dr_dL = np.zeros((3 + n_t, n_t))
+    dr_dL[3:, :] = np.diag(k_t * active) / t_scale
+    dx = -np.linalg.solve(ev.jacobian, dr_dL)
+    return ev.d_tip_d_M0 @ dx[:3] + ev.d_tip_d_tension @ dx[3:]
