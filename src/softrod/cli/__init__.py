@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import sys
 
-import click
+import typer
 
 from softrod.cli._app import CliError, app, bench_app
+
+try:  # typer >= 0.20 vendors click
+    from typer._click.exceptions import UsageError as _UsageError
+except ImportError:  # pragma: no cover - older typer with click as a dependency
+    from click.exceptions import UsageError as _UsageError  # type: ignore[no-redef,assignment]
 
 # Command modules register themselves on import.
 from softrod.cli import _static_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _mujoco_cmds  # noqa: F401, E402  isort: skip
+from softrod.cli import _bench_cmds  # noqa: F401, E402  isort: skip
 
 __all__ = ["app", "bench_app", "main"]
 
@@ -19,12 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints `softrod: error: ...` and returns 2, never a traceback."""
     try:
         app(args=argv, standalone_mode=False, prog_name="softrod")
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("softrod: aborted", file=sys.stderr)
         return 130
-    except click.UsageError as exc:
+    except _UsageError as exc:
         print(f"softrod: error: {exc.format_message()}", file=sys.stderr)
         return 2
     except (CliError, ValueError, FileNotFoundError) as exc:

@@ -57,7 +57,9 @@ class BackboneSpec(_Model):
     )
     shear_modulus: float | None = Field(default=None, description="Shear modulus G [Pa].")
     density: float = Field(default=0.0, description="Mass density rho [kg/m^3].")
-    radius: float | None = Field(default=None, description="Radius of a solid circular section [m].")
+    radius: float | None = Field(
+        default=None, description="Radius of a solid circular section [m]."
+    )
     second_moment: float | None = Field(
         default=None, description="Second moment of area I about a bending axis [m^4]."
     )
@@ -170,7 +172,7 @@ class BaseSpec(_Model):
 
 
 class TendonSpec(_Model):
-    """A tendon routed straight, parallel to the backbone, at body-frame r = offset (cos a, sin a, 0).
+    """A straight tendon parallel to the backbone at body-frame r = offset (cos a, sin a, 0).
 
     It runs from the base to the distal end of the segment that lists it, where it is anchored.
     """

@@ -24,10 +24,11 @@ from softrod.description import RobotSpec, load_robot
 
 __all__ = ["RodModel", "compile_model", "quat_to_matrix", "DEFAULT_STEPS_PER_LENGTH"]
 
-#: Default integration resolution: RK4 steps per metre of backbone is chosen so that the
-#: step is at most this fraction of the total length (and every disk is a grid node).
-#: 1/80 keeps the RK4 tip error below 1e-7 m on the shipped robots (tests/test_static_order).
-DEFAULT_STEPS_PER_LENGTH = 80
+#: Default integration resolution: about this many RK4 steps along the whole backbone (every
+#: segment end and disk is also a node). 32 keeps the tip error below 3e-8 m on the shipped
+#: robots under heavy loads (FL^2/EI ~ 5), 30x under the 1e-6 m accuracy target;
+#: `softrod bench static` reports it as `*.tip_error_vs_fine_m`.
+DEFAULT_STEPS_PER_LENGTH = 32
 
 
 def quat_to_matrix(q: np.ndarray | tuple[float, ...]) -> np.ndarray:

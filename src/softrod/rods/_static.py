@@ -13,7 +13,7 @@ import numpy as np
 
 from softrod.description import RobotSpec, load_robot
 from softrod.rods._model import RodModel, compile_model
-from softrod.rods._static_kernels import _distal_loads, _evaluate, _newton
+from softrod.rods._static_kernels import _distal_loads, _evaluate, _newton, _section_loads
 
 __all__ = [
     "METHODS",
@@ -167,7 +167,9 @@ def _tendon_vector(name: str, value: Any, n_t: int) -> np.ndarray:
     return arr
 
 
-def _point_loads(value: Any, total_length: float) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
+def _point_loads(
+    value: Any, total_length: float
+) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
     if value is None:
         return ()
     out = []
@@ -180,12 +182,15 @@ def _point_loads(value: Any, total_length: float) -> tuple[tuple[float, np.ndarr
             ) from None
         s_f = float(s_val)
         if not (0.0 < s_f <= total_length * (1 + 1e-12)):
-            raise ValueError(
-                f"point_loads[{i}].s must be in (0, {total_length:g}] m, got {s_f!r}"
-            )
+            raise ValueError(f"point_loads[{i}].s must be in (0, {total_length:g}] m, got {s_f!r}")
         moment = rest[0] if rest else None
-        out.append((min(s_f, total_length), _vec3(f"point_loads[{i}].force", force),
-                    _vec3(f"point_loads[{i}].moment", moment)))
+        out.append(
+            (
+                min(s_f, total_length),
+                _vec3(f"point_loads[{i}].force", force),
+                _vec3(f"point_loads[{i}].moment", moment),
+            )
+        )
     return tuple(out)
 
 
@@ -221,8 +226,7 @@ def check_inputs(
         if missing.size:
             seg, k = _tendon_name(model, int(missing[0]))
             raise ValueError(
-                f"length control needs segments[{seg}].tendons[{k}].stiffness [N/m]; "
-                "it is not set"
+                f"length control needs segments[{seg}].tendons[{k}].stiffness [N/m]; it is not set"
             )
     return StaticInputs(
         tensions=tau if tau is not None else (None if L_cmd is not None else np.zeros(n_t)),
@@ -279,7 +283,7 @@ def _assemble(
     Y: np.ndarray,
     X: np.ndarray,
     tau: np.ndarray,
-    loads: "_Loads",
+    loads: _Loads,
     status: int,
     message: str,
     residual: float,
@@ -294,19 +298,25 @@ def _assemble(
     strain = X[:, 0:3].copy()
     curvature = X[:, 3:6].copy()
     node_seg = np.append(model.step_seg, model.step_seg[-1])
-    # Total distal force at each node (distal side of disks), then remove the tendons' share.
+    # Total distal force at each node (distal side of point loads); the kernel removes the
+    # tendons' share to leave what the backbone material carries.
     h = np.diff(model.node_s)
     N_node = np.empty((n_nodes, 3))
     N_node[:-1] = loads.N_end + loads.q_step * h[:, None]
     N_node[-1] = loads.N_end[-1]
-    force = N_node.copy()
-    for i in range(n_t):
-        active = node_seg <= model.tendon_seg[i]
-        w = strain + np.cross(curvature, model.tendon_r[i])
-        t_world = np.einsum("nab,nb->na", rotations, w / np.linalg.norm(w, axis=1)[:, None])
-        force[active] -= tau[i] * t_world[active]
-    m_body = model.K_bt[node_seg] * (curvature - model.u_star[node_seg])
-    moment = np.einsum("nab,nb->na", rotations, m_body)
+    force = np.empty((n_nodes, 3))
+    moment = np.empty((n_nodes, 3))
+    _section_loads(
+        Y,
+        X,
+        N_node,
+        node_seg,
+        model.seg_par,
+        model.tendon_pack,
+        np.ascontiguousarray(tau, dtype=float),
+        force,
+        moment,
+    )
     lengths = Y[-1, 15 : 15 + n_t].copy()
     return StaticResult(
         method=method,
@@ -369,24 +379,42 @@ def _loads_at(model: RodModel, inp: StaticInputs, lam: float) -> _Loads:
             node_moment[k] += lam * m_p
     N_end = np.empty((n_steps, 3))
     q_step = np.empty((n_steps, 3))
-    _distal_loads(model.node_s, model.step_seg, node_force, model.seg_par, F_tip,
-                  lam * inp.distributed_force, lam * inp.gravity, N_end, q_step)
+    _distal_loads(
+        model.node_s,
+        model.step_seg,
+        node_force,
+        model.seg_par,
+        F_tip,
+        lam * inp.distributed_force,
+        lam * inp.gravity,
+        N_end,
+        q_step,
+    )
     return _Loads(N_end, q_step, node_moment, M_tip)
 
 
-def _straight_base_moment(model: RodModel, loads: _Loads) -> np.ndarray:
-    """Total base moment of the loads if the robot stayed straight (a cold-start guess)."""
-    axis = model.base_rotation[:, 2]
-    s = model.node_s
-    h = np.diff(s)
+def _base_moment_on_shape(
+    model: RodModel, loads: _Loads, positions: np.ndarray | None
+) -> np.ndarray:
+    """Total base moment of the loads acting on a given shape (n_nodes, 3) [N m].
+
+    Exact for the shape given; with a previous equilibrium (warm start) or the straight robot
+    (cold start) it is the rigid-body predictor of the shooting unknown M(0). Tendons are
+    internal and do not enter.
+    """
+    if positions is None:
+        axis = model.base_rotation[:, 2]
+        positions = model.base_position + model.node_s[:, None] * axis
+    arm = positions - positions[0]
+    h = np.diff(model.node_s)
     N_end, q_step = loads.N_end, loads.q_step
-    # Force entering at each step's end (point loads at nodes) and each step's line load.
+    # Point force entering at each step's end, and each step's line load (trapezoid rule).
     point = np.empty_like(N_end)
     point[-1] = N_end[-1]
     point[:-1] = N_end[:-1] - (N_end[1:] + q_step[1:] * h[1:, None])
-    arm = np.cross(axis, point) * s[1:, None]
-    line = np.cross(axis, q_step) * (0.5 * (s[1:] ** 2 - s[:-1] ** 2))[:, None]
-    return loads.tip_moment + loads.node_moment.sum(axis=0) + arm.sum(axis=0) + line.sum(axis=0)
+    m_point = np.cross(arm[1:], point).sum(axis=0)
+    m_line = (np.cross(0.5 * (arm[1:] + arm[:-1]), q_step) * h[:, None]).sum(axis=0)
+    return loads.tip_moment + loads.node_moment.sum(axis=0) + m_point + m_line
 
 
 def _scales(model: RodModel) -> tuple[float, float]:
@@ -420,10 +448,31 @@ def _solve_shooting(
         loads = _loads_at(model, inp, lam)
         L_lam = model.tendon_rest_length + lam * (L_cmd - model.tendon_rest_length)
         return int(
-            _newton(x, length_mode, lam * tau_fixed, model.base_position, model.base_rotation,
-                    model.node_s, model.step_seg, model.seg_par, model.tendon_pack, loads.N_end,
-                    loads.q_step, loads.node_moment, model.cosserat, loads.tip_moment, L_lam,
-                    k_t, m_scale, t_scale, rtol, iters, Y, X, counters)
+            _newton(
+                x,
+                length_mode,
+                lam * tau_fixed,
+                model.base_position,
+                model.base_rotation,
+                model.node_s,
+                model.step_seg,
+                model.seg_par,
+                model.tendon_pack,
+                loads.N_end,
+                loads.q_step,
+                loads.node_moment,
+                model.cosserat,
+                loads.tip_moment,
+                L_lam,
+                k_t,
+                m_scale,
+                t_scale,
+                rtol,
+                iters,
+                Y,
+                X,
+                counters,
+            )
         )
 
     # Starting point: the guess, or the straight-robot moment (and PCC tensions).
@@ -434,11 +483,14 @@ def _solve_shooting(
                 f"guess must be a result for a robot with {n_t} tendons, "
                 f"got one with {guess.tendon_tension.shape[0]}"
             )
-        x0[:3] = guess.base_moment
+        same_grid = guess.positions.shape == (model.n_nodes, 3)
+        x0[:3] = _base_moment_on_shape(
+            model, _loads_at(model, inp, 1.0), guess.positions if same_grid else None
+        )
         if length_mode:
             x0[3:] = guess.tendon_tension
     else:
-        x0[:3] = _straight_base_moment(model, _loads_at(model, inp, 1.0))
+        x0[:3] = _base_moment_on_shape(model, _loads_at(model, inp, 1.0), None)
         if length_mode:
             x0[3:] = _pcc_tensions(model, L_cmd)
     x = x0.copy()
@@ -483,8 +535,20 @@ def _solve_shooting(
             f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
             f"the equilibrium at {100 * lam_reached:.1f}% of the load"
         )
-    return _assemble(model, "shooting", Y, X, tau, loads, status, message, counters[2],
-                     int(counters[0]), int(counters[1]), lam_reached)
+    return _assemble(
+        model,
+        "shooting",
+        Y,
+        X,
+        tau,
+        loads,
+        status,
+        message,
+        counters[2],
+        int(counters[0]),
+        int(counters[1]),
+        lam_reached,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -576,8 +640,9 @@ def _arc(R0: np.ndarray, p0: np.ndarray, u: np.ndarray, vz: float, s: np.ndarray
     return ps, Rs
 
 
-def _solve_pcc(model: RodModel, inp: StaticInputs, guess: StaticResult | None, rtol: float,
-               max_iter: int) -> StaticResult:
+def _solve_pcc(
+    model: RodModel, inp: StaticInputs, guess: StaticResult | None, rtol: float, max_iter: int
+) -> StaticResult:
     n_t = model.n_tendons
     if inp.lengths is not None:
         tau = _pcc_tensions(model, inp.lengths)
@@ -609,18 +674,32 @@ def _solve_pcc(model: RodModel, inp: StaticInputs, guess: StaticResult | None, r
     for i in range(n_t):
         act = node_seg <= model.tendon_seg[i]
         force[act] -= tau[i] * rotations[act, :, 2]
-    moment = np.einsum("nab,nb->na", rotations, model.K_bt[node_seg] * (curvature -
-                                                                           model.u_star[node_seg]))
+    moment = np.einsum(
+        "nab,nb->na", rotations, model.K_bt[node_seg] * (curvature - model.u_star[node_seg])
+    )
     ignored = inp.has_external_load
     message = "constant-curvature kinematics" + (
         "; external loads and gravity are ignored by this model" if ignored else ""
     )
     return StaticResult(
-        method="pcc", success=True, status=0, message=message, residual=0.0, nit=0, nfev=0,
-        s=model.node_s.copy(), positions=positions, rotations=rotations, curvature=curvature,
-        strain=strain, internal_force=force, internal_moment=moment,
-        tendon_tension=np.asarray(tau, float).copy(), tendon_length=lengths,
-        base_moment=np.zeros(3), load_scale=1.0,
+        method="pcc",
+        success=True,
+        status=0,
+        message=message,
+        residual=0.0,
+        nit=0,
+        nfev=0,
+        s=model.node_s.copy(),
+        positions=positions,
+        rotations=rotations,
+        curvature=curvature,
+        strain=strain,
+        internal_force=force,
+        internal_moment=moment,
+        tendon_tension=np.asarray(tau, float).copy(),
+        tendon_length=lengths,
+        base_moment=np.zeros(3),
+        load_scale=1.0,
     )
 
 
@@ -678,11 +757,10 @@ def solve_static(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
     model = as_model(robot, steps, nodes)
-    inp = check_inputs(model, tensions, lengths, tip_force, tip_moment, distributed_force,
-                       gravity, point_loads)
+    inp = check_inputs(
+        model, tensions, lengths, tip_force, tip_moment, distributed_force, gravity, point_loads
+    )
     return METHODS[method](model, inp, guess, float(rtol), max_iter)
-
-
 
 
 @dataclass(frozen=True)
@@ -733,8 +811,9 @@ def shooting_eval(
     """
     inp_nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
     model = as_model(robot, steps, inp_nodes)
-    inp = check_inputs(model, tensions, lengths, tip_force, tip_moment, distributed_force,
-                       gravity, point_loads)
+    inp = check_inputs(
+        model, tensions, lengths, tip_force, tip_moment, distributed_force, gravity, point_loads
+    )
     n_t = model.n_tendons
     length_mode = inp.lengths is not None
     x = np.asarray(x, dtype=float).copy()
@@ -751,10 +830,25 @@ def shooting_eval(
     Y = np.empty((model.n_nodes, ny))
     X = np.empty((model.n_nodes, 6))
     z = np.empty(ny * (1 + n_dir))
-    ok = _evaluate(x[:3], np.ascontiguousarray(tau), n_dir, model.base_position,
-                   model.base_rotation, model.node_s, model.step_seg, model.seg_par,
-                   model.tendon_pack, loads.N_end, loads.q_step, loads.node_moment,
-                   model.cosserat, False, Y, X, z)
+    ok = _evaluate(
+        x[:3],
+        np.ascontiguousarray(tau),
+        n_dir,
+        model.base_position,
+        model.base_rotation,
+        model.node_s,
+        model.step_seg,
+        model.seg_par,
+        model.tendon_pack,
+        loads.N_end,
+        loads.q_step,
+        loads.node_moment,
+        model.cosserat,
+        False,
+        Y,
+        X,
+        z,
+    )
     if not ok:
         raise ValueError("integration failed at the given x (non-finite state)")
     S = z[ny:].reshape(n_dir, ny)  # S[d] = d y(L) / d direction d
@@ -805,9 +899,15 @@ def tip_jacobian(
     """
     if not result.success:
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
-    kw = dict(lengths=lengths, tip_force=tip_force, tip_moment=tip_moment,
-              distributed_force=distributed_force, gravity=gravity, point_loads=point_loads,
-              steps=steps)
+    kw = dict(
+        lengths=lengths,
+        tip_force=tip_force,
+        tip_moment=tip_moment,
+        distributed_force=distributed_force,
+        gravity=gravity,
+        point_loads=point_loads,
+        steps=steps,
+    )
     if lengths is None:
         ev = shooting_eval(robot, result.base_moment, tensions, **kw)
         # r(M0, tau) = (M(L) - M_tip)/m: dM0/dtau = -(dM/dM0)^-1 dM/dtau

@@ -30,8 +30,22 @@ _SECTION_XTOL = 1e-8
 
 
 @njit(cache=True)
-def _integrate(z, n_dir, node_s, step_seg, seg_par, tendon, tau, N_end, q_step, node_moment,
-               cosserat, store, Y_out, X_out):
+def _integrate(
+    z,
+    n_dir,
+    node_s,
+    step_seg,
+    seg_par,
+    tendon,
+    tau,
+    N_end,
+    q_step,
+    node_moment,
+    cosserat,
+    store,
+    Y_out,
+    X_out,
+):
     """RK4 over the grid, in place on the augmented state z; returns False on failure.
 
     N_end : (n_steps, 3) total distal force at each step's end [N]; q_step : (n_steps, 3) line
@@ -110,7 +124,7 @@ def _integrate(z, n_dir, node_s, step_seg, seg_par, tendon, tau, N_end, q_step, 
                     x[1] = nb1 / ks1
                     x[2] = 1.0 + nb2 / ks2
             else:
-                for it in range(_SECTION_MAX_ITER):
+                for _it in range(_SECTION_MAX_ITER):
                     v0, v1, v2 = x[0], x[1], x[2]
                     u0, u1, u2 = x[3], x[4], x[5]
                     g[0] = ks0 * v0 - nb0
@@ -425,8 +439,7 @@ def _integrate(z, n_dir, node_s, step_seg, seg_par, tendon, tau, N_end, q_step, 
 
 
 @njit(cache=True)
-def _distal_loads(node_s, step_seg, node_force, seg_par, F_tip, f_dist, gravity, N_end_out,
-                  q_out):
+def _distal_loads(node_s, step_seg, node_force, seg_par, F_tip, f_dist, gravity, N_end_out, q_out):
     """Total distal force at each step's end, N_end_out (n_steps, 3) [N], and each step's line
     load q_out (n_steps, 3) [N/m] = f_dist + rho_A g. node_force : (n_nodes, 3) point forces at
     nodes (disk weights, point loads) [N]; a force at a node is distal to the step ending there.
@@ -445,8 +458,25 @@ def _distal_loads(node_s, step_seg, node_force, seg_par, F_tip, f_dist, gravity,
 
 
 @njit(cache=True)
-def _evaluate(M0, tau, n_dir, base_p, base_R, node_s, step_seg, seg_par, tendon, N_end, q_step,
-              node_moment, cosserat, store, Y_out, X_out, z_out):
+def _evaluate(
+    M0,
+    tau,
+    n_dir,
+    base_p,
+    base_R,
+    node_s,
+    step_seg,
+    seg_par,
+    tendon,
+    N_end,
+    q_step,
+    node_moment,
+    cosserat,
+    store,
+    Y_out,
+    X_out,
+    z_out,
+):
     """Integrate from base moment M0 (3,) with tensions tau (n_t,); z_out receives the final
     augmented state (ny * (1 + n_dir),). Returns False on failure."""
     n_t = tau.shape[0]
@@ -460,14 +490,51 @@ def _evaluate(M0, tau, n_dir, base_p, base_R, node_s, step_seg, seg_par, tendon,
             z_out[3 + 3 * a + c] = base_R[a, c]
     for d in range(min(n_dir, 3)):
         z_out[ny * (1 + d) + 12 + d] = 1.0
-    return _integrate(z_out, n_dir, node_s, step_seg, seg_par, tendon, tau, N_end, q_step,
-                      node_moment, cosserat, store, Y_out, X_out)
+    return _integrate(
+        z_out,
+        n_dir,
+        node_s,
+        step_seg,
+        seg_par,
+        tendon,
+        tau,
+        N_end,
+        q_step,
+        node_moment,
+        cosserat,
+        store,
+        Y_out,
+        X_out,
+    )
 
 
 @njit(cache=True)
-def _residual(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par, tendon,
-              N_end, q_step, node_moment, cosserat, M_tip, L_cmd, k_t, m_scale, t_scale, store,
-              Y_out, X_out, z, r_out, J_out):
+def _residual(
+    x,
+    length_mode,
+    tau_fixed,
+    base_p,
+    base_R,
+    node_s,
+    step_seg,
+    seg_par,
+    tendon,
+    N_end,
+    q_step,
+    node_moment,
+    cosserat,
+    M_tip,
+    L_cmd,
+    k_t,
+    m_scale,
+    t_scale,
+    store,
+    Y_out,
+    X_out,
+    z,
+    r_out,
+    J_out,
+):
     """Scaled residual r_out (n,) and its Jacobian J_out (n, n) at unknowns x = (M0, [tau]).
 
     Moment rows: (M(L) - M_tip) / m_scale. Tension rows (length control):
@@ -480,8 +547,25 @@ def _residual(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_p
         tau = x[3:]
     else:
         tau = tau_fixed
-    if not _evaluate(x[:3], tau, n, base_p, base_R, node_s, step_seg, seg_par, tendon, N_end,
-                     q_step, node_moment, cosserat, store, Y_out, X_out, z):
+    if not _evaluate(
+        x[:3],
+        tau,
+        n,
+        base_p,
+        base_R,
+        node_s,
+        step_seg,
+        seg_par,
+        tendon,
+        N_end,
+        q_step,
+        node_moment,
+        cosserat,
+        store,
+        Y_out,
+        X_out,
+        z,
+    ):
         return False
     for a in range(3):
         r_out[a] = (z[12 + a] - M_tip[a]) / m_scale
@@ -501,9 +585,31 @@ def _residual(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_p
 
 
 @njit(cache=True)
-def _newton(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par, tendon, N_end,
-            q_step, node_moment, cosserat, M_tip, L_cmd, k_t, m_scale, t_scale, tol, max_iter,
-            Y_out, X_out, counters):
+def _newton(
+    x,
+    length_mode,
+    tau_fixed,
+    base_p,
+    base_R,
+    node_s,
+    step_seg,
+    seg_par,
+    tendon,
+    N_end,
+    q_step,
+    node_moment,
+    cosserat,
+    M_tip,
+    L_cmd,
+    k_t,
+    m_scale,
+    t_scale,
+    tol,
+    max_iter,
+    Y_out,
+    X_out,
+    counters,
+):
     """Damped Newton shooting on x (in place). counters: [nit, nfev, final residual norm].
 
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
@@ -517,9 +623,32 @@ def _newton(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par
     r_try = np.empty(n)
     J_try = np.empty((n, n))
     x_try = np.empty(n)
-    ok = _residual(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par, tendon,
-                   N_end, q_step, node_moment, cosserat, M_tip, L_cmd, k_t, m_scale, t_scale,
-                   True, Y_out, X_out, z, r, J)
+    ok = _residual(
+        x,
+        length_mode,
+        tau_fixed,
+        base_p,
+        base_R,
+        node_s,
+        step_seg,
+        seg_par,
+        tendon,
+        N_end,
+        q_step,
+        node_moment,
+        cosserat,
+        M_tip,
+        L_cmd,
+        k_t,
+        m_scale,
+        t_scale,
+        True,
+        Y_out,
+        X_out,
+        z,
+        r,
+        J,
+    )
     counters[1] += 1
     if not ok:
         return 3
@@ -537,9 +666,32 @@ def _newton(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par
         while alpha >= 1.0 / 64.0:
             for a in range(n):
                 x_try[a] = x[a] + alpha * step[a]
-            ok = _residual(x_try, length_mode, tau_fixed, base_p, base_R, node_s, step_seg,
-                           seg_par, tendon, N_end, q_step, node_moment, cosserat, M_tip, L_cmd,
-                           k_t, m_scale, t_scale, True, Y_out, X_out, z, r_try, J_try)
+            ok = _residual(
+                x_try,
+                length_mode,
+                tau_fixed,
+                base_p,
+                base_R,
+                node_s,
+                step_seg,
+                seg_par,
+                tendon,
+                N_end,
+                q_step,
+                node_moment,
+                cosserat,
+                M_tip,
+                L_cmd,
+                k_t,
+                m_scale,
+                t_scale,
+                True,
+                Y_out,
+                X_out,
+                z,
+                r_try,
+                J_try,
+            )
             counters[1] += 1
             if ok:
                 norm_try = np.max(np.abs(r_try))
@@ -550,9 +702,32 @@ def _newton(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par
         counters[0] += 1
         if not accepted:
             # Leave Y_out/X_out describing x, not the rejected trial.
-            _residual(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par,
-                      tendon, N_end, q_step, node_moment, cosserat, M_tip, L_cmd, k_t, m_scale,
-                      t_scale, True, Y_out, X_out, z, r, J)
+            _residual(
+                x,
+                length_mode,
+                tau_fixed,
+                base_p,
+                base_R,
+                node_s,
+                step_seg,
+                seg_par,
+                tendon,
+                N_end,
+                q_step,
+                node_moment,
+                cosserat,
+                M_tip,
+                L_cmd,
+                k_t,
+                m_scale,
+                t_scale,
+                True,
+                Y_out,
+                X_out,
+                z,
+                r,
+                J,
+            )
             counters[1] += 1
             return 2
         for a in range(n):
@@ -563,3 +738,38 @@ def _newton(x, length_mode, tau_fixed, base_p, base_R, node_s, step_seg, seg_par
         norm = norm_try
         counters[2] = norm
     return 0 if norm <= tol else 1
+
+
+@njit(cache=True)
+def _section_loads(Y, X, N_node, node_seg, seg_par, tendon, tau, force_out, moment_out):
+    """World-frame force and moment carried by the backbone material at each node.
+
+    Y (n, ny), X (n, 6) from `_integrate`; N_node (n, 3) total distal force [N].
+    force_out = N - sum_i tau_i R t_i over the tendons passing the node [N];
+    moment_out = R K_bt (u - u*) [N m].
+    """
+    n_t = tau.shape[0]
+    for k in range(Y.shape[0]):
+        seg = node_seg[k]
+        v0, v1, v2 = X[k, 0], X[k, 1], X[k, 2]
+        u0, u1, u2 = X[k, 3], X[k, 4], X[k, 5]
+        f0, f1, f2 = N_node[k, 0], N_node[k, 1], N_node[k, 2]
+        for i in range(n_t):
+            if tendon[i, 3] < seg or tau[i] == 0.0:
+                continue
+            rr0, rr1, rr2 = tendon[i, 0], tendon[i, 1], tendon[i, 2]
+            w0 = v0 + u1 * rr2 - u2 * rr1
+            w1 = v1 + u2 * rr0 - u0 * rr2
+            w2 = v2 + u0 * rr1 - u1 * rr0
+            c = tau[i] / np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+            f0 -= c * (Y[k, 3] * w0 + Y[k, 4] * w1 + Y[k, 5] * w2)
+            f1 -= c * (Y[k, 6] * w0 + Y[k, 7] * w1 + Y[k, 8] * w2)
+            f2 -= c * (Y[k, 9] * w0 + Y[k, 10] * w1 + Y[k, 11] * w2)
+        force_out[k, 0] = f0
+        force_out[k, 1] = f1
+        force_out[k, 2] = f2
+        m0 = seg_par[seg, 0] * (u0 - seg_par[seg, 6])
+        m1 = seg_par[seg, 1] * (u1 - seg_par[seg, 7])
+        m2 = seg_par[seg, 2] * (u2 - seg_par[seg, 8])
+        for a in range(3):
+            moment_out[k, a] = Y[k, 3 + 3 * a] * m0 + Y[k, 4 + 3 * a] * m1 + Y[k, 5 + 3 * a] * m2

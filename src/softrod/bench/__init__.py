@@ -1,0 +1,5 @@
+"""Benchmarks: data plus one runner per layer; each prints `case.metric: value` lines."""
+
+from softrod.bench._static import example_robot_path, run_static_bench
+
+__all__ = ["example_robot_path", "run_static_bench"]
