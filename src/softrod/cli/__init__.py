@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover - older typer with click as a dependency
 from softrod.cli import _static_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _mujoco_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _bench_cmds  # noqa: F401, E402  isort: skip
+from softrod.cli import _control_cmds  # noqa: F401, E402  isort: skip
 
 __all__ = ["app", "bench_app", "main"]
 
@@ -24,7 +25,7 @@ __all__ = ["app", "bench_app", "main"]
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints `softrod: error: ...` and returns 2, never a traceback."""
     try:
-        app(args=argv, standalone_mode=False, prog_name="softrod")
+        rv = app(args=argv, standalone_mode=False, prog_name="softrod")
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except typer.Abort:
@@ -37,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         msg = " ".join(str(exc).split())
         print(f"softrod: error: {msg}", file=sys.stderr)
         return 2
-    return 0
+    # Without standalone mode a command's `typer.Exit(code)` comes back as the return value.
+    return rv if isinstance(rv, int) else 0
 
 
 def _entry() -> None:

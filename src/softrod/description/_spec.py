@@ -203,10 +203,21 @@ class SegmentSpec(_Model):
     backbone: BackboneOverride | None = Field(
         default=None, description="Fields that override the robot's backbone in this segment."
     )
+    extension_range: tuple[float, float] | None = Field(
+        default=None,
+        description="For extensible segments: allowed change of length (min, max) [m].",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SegmentSpec:
         _check_positive("length", self.length)
+        if self.extension_range is not None:
+            lo, hi = self.extension_range
+            if not lo <= 0.0 <= hi or self.length + lo <= 0.0:
+                raise ValueError(
+                    "extension_range must satisfy min <= 0 <= max and length + min > 0, "
+                    f"got {list(self.extension_range)}"
+                )
         if self.disks < 0:
             raise ValueError(f"disks must be >= 0, got {self.disks!r}")
         _check_positive("disk_radius", self.disk_radius)

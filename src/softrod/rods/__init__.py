@@ -1,6 +1,7 @@
 """Numerical rod models on arrays: static Kirchhoff/Cosserat shooting and constant curvature."""
 
 from softrod.rods._model import RodModel, compile_model
+from softrod.rods._observer import ObserverGains, ObserverState, observer_update
 from softrod.rods._static import (
     METHODS,
     ShootingEval,
@@ -12,11 +13,14 @@ from softrod.rods._static import (
 
 __all__ = [
     "METHODS",
+    "ObserverGains",
+    "ObserverState",
     "RodModel",
     "ShootingEval",
     "StaticResult",
     "compile_model",
     "shooting_eval",
     "solve_static",
+    "observer_update",
     "tip_jacobian",
 ]

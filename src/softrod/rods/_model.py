@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -98,14 +99,26 @@ class RodModel:
     def n_nodes(self) -> int:
         return int(self.node_s.shape[0])
 
-    @property
+    @cached_property
     def total_length(self) -> float:
         return float(self.seg_length.sum())
 
-    @property
+    @cached_property
     def moment_scale(self) -> float:
         """Moment that bends the softest segment by 1 rad over the total length [N m]."""
         return float(self.K_bt[:, :2].min() / self.total_length)
+
+    @cached_property
+    def tension_scale(self) -> float:
+        """Tension that produces `moment_scale` at the largest tendon offset [N]."""
+        if self.n_tendons == 0:
+            return self.moment_scale
+        return self.moment_scale / float(np.max(np.abs(self.tendon_r[:, :2])))
+
+    @cached_property
+    def tendon_k(self) -> np.ndarray:
+        """Tendon stiffness (n_t,) [N/m] with 0 where not given (for the kernels)."""
+        return np.nan_to_num(self.tendon_stiffness, nan=0.0)
 
     @property
     def total_mass(self) -> float:

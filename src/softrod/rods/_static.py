@@ -13,7 +13,13 @@ import numpy as np
 
 from softrod.description import RobotSpec, load_robot
 from softrod.rods._model import RodModel, compile_model
-from softrod.rods._static_kernels import _distal_loads, _evaluate, _newton, _section_loads
+from softrod.rods._static_kernels import (
+    _distal_loads,
+    _evaluate,
+    _load_moment_on_shape,
+    _newton,
+    _section_loads,
+)
 
 __all__ = [
     "METHODS",
@@ -35,6 +41,11 @@ DEFAULT_MAX_ITER = 30
 #: Continuation gives up when its load increment falls below this fraction of the full load.
 _MIN_LOAD_STEP = 1e-4
 _MAX_CONTINUATION_SOLVES = 400
+#: Largest external-load bending angle [rad] (base moment of the loads on the straight robot
+#: over the moment scale, ~ F L^2 / EI) for which a cold start uses Newton directly; above it
+#: the load is ramped. 3 rad keeps the Bisshopp-Drucker case P L^2 / EI = 2 direct and sends
+#: the looped-branch cases found in review (P L^2 / EI >= 10) through continuation.
+_DIRECT_LOAD_ANGLE = 3.0
 
 
 @dataclass(frozen=True)
@@ -347,6 +358,7 @@ def _assemble(
 _STATUS_MESSAGES = {
     0: "converged",
     1: "maximum number of Newton iterations reached",
+    4: "observer update left a boundary residual above rtol",
     2: "Newton line search stalled",
     3: "integration produced non-finite values (load beyond what the model can carry?)",
 }
@@ -405,25 +417,23 @@ def _base_moment_on_shape(
     if positions is None:
         axis = model.base_rotation[:, 2]
         positions = model.base_position + model.node_s[:, None] * axis
-    arm = positions - positions[0]
-    h = np.diff(model.node_s)
-    N_end, q_step = loads.N_end, loads.q_step
-    # Point force entering at each step's end, and each step's line load (trapezoid rule).
-    point = np.empty_like(N_end)
-    point[-1] = N_end[-1]
-    point[:-1] = N_end[:-1] - (N_end[1:] + q_step[1:] * h[1:, None])
-    m_point = np.cross(arm[1:], point).sum(axis=0)
-    m_line = (np.cross(0.5 * (arm[1:] + arm[:-1]), q_step) * h[:, None]).sum(axis=0)
-    return loads.tip_moment + loads.node_moment.sum(axis=0) + m_point + m_line
+    out = np.empty(3)
+    _load_moment_on_shape(
+        np.ascontiguousarray(positions),
+        model.node_s,
+        loads.N_end,
+        loads.q_step,
+        loads.node_moment,
+        loads.tip_moment,
+        out,
+    )
+    return out
 
 
 def _scales(model: RodModel) -> tuple[float, float]:
     """Residual scales: the moment that bends the softest segment 1 rad over the robot's
     length [N m], and the tension that produces it at the largest tendon offset [N]."""
-    m_scale = model.moment_scale
-    n_t = model.n_tendons
-    r_max = float(np.max(np.abs(model.tendon_r[:, :2]))) if n_t else 1.0
-    return m_scale, m_scale / r_max
+    return model.moment_scale, model.tension_scale
 
 
 def _solve_shooting(
@@ -438,7 +448,7 @@ def _solve_shooting(
     n_unk = 3 + (n_t if length_mode else 0)
     tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
     L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
-    k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    k_t = model.tendon_k
     m_scale, t_scale = _scales(model)
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
@@ -493,17 +503,16 @@ def _solve_shooting(
         x0[:3] = _base_moment_on_shape(model, _loads_at(model, inp, 1.0), None)
         if length_mode:
             x0[3:] = _pcc_tensions(model, L_cmd)
-    x = x0.copy()
-    status = run(x, 1.0, max_iter)
-    lam_reached = 1.0
-    if status != 0:
-        # Load continuation from the unloaded robot, with adaptive increments.
-        lam, dlam = 0.0, 0.25
+
+    def continuation(dlam: float, dlam_max: float = 0.5) -> tuple[np.ndarray, float, int]:
+        # Ramp every load from the unloaded robot with adaptive increments; this follows the
+        # equilibrium branch a physical robot follows as the load grows.
+        lam = 0.0
         x_lam = np.zeros(n_unk)
         x_prev: np.ndarray | None = None
         lam_prev = 0.0
         solves = 0
-        status = 0
+        st = 0
         while lam < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
             trial = min(1.0, lam + dlam)
             x = x_lam.copy()
@@ -515,17 +524,28 @@ def _solve_shooting(
             if st == 0:
                 x_prev, lam_prev = x_lam, lam
                 x_lam, lam = x.copy(), trial
-                dlam = min(2.0 * dlam, 0.5)
+                dlam = min(2.0 * dlam, dlam_max)
             else:
                 dlam *= 0.5
                 if dlam < _MIN_LOAD_STEP:
-                    status = st
                     break
-        lam_reached = lam
         if lam < 1.0:
-            status = status or 1
-            x = x_lam
-            run(x, lam, 0)  # leave the arrays describing the last converged load level
+            run(x_lam, lam, 0)  # leave the arrays describing the last converged load level
+            return x_lam, lam, st or 1
+        return x_lam, 1.0, 0
+
+    # A cold start under a large external load goes straight to continuation: Newton from
+    # the straight robot can land on a looped (unstable) equilibrium branch.
+    load_angle = float(np.linalg.norm(x0[:3])) / m_scale
+    if guess is None and load_angle > _DIRECT_LOAD_ANGLE:
+        step = _DIRECT_LOAD_ANGLE / load_angle
+        x, lam_reached, status = continuation(step, step)
+    else:
+        x = x0.copy()
+        status = run(x, 1.0, max_iter)
+        lam_reached = 1.0
+        if status != 0:
+            x, lam_reached, status = continuation(0.25)
     loads = _loads_at(model, inp, lam_reached)
     tau = x[3:].copy() if length_mode else lam_reached * tau_fixed
     if status == 0:
@@ -738,7 +758,9 @@ def solve_static(
     gravity : (3,) [m/s^2]; adds the weight of backbone and disks.
     point_loads : [(s, force (3,), moment (3,) optional), ...] world-frame point loads at arc
         length s in (0, L] [m, N, N m].
-    method : "shooting" (Newton shooting, exact) or "pcc" (constant curvature, load-free).
+    method : "shooting" (Newton shooting, exact), "observer" (one SoftManiSim observer update
+        from the state carried by `guess`; repeat with guess=previous to converge or to track
+        a time-varying input) or "pcc" (constant curvature, load-free).
     guess : a previous result of the same robot to warm-start from.
     rtol : tolerance on the scaled boundary residual (see `DEFAULT_RTOL`).
     max_iter : Newton iterations before load continuation takes over.
@@ -823,7 +845,7 @@ def shooting_eval(
     loads = _loads_at(model, inp, 1.0)
     tau = x[3:] if length_mode else (inp.tensions if inp.tensions is not None else np.zeros(n_t))
     L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
-    k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    k_t = model.tendon_k
     m_scale, t_scale = _scales(model)
     ny = 15 + n_t
     n_dir = 3 + n_t
@@ -918,7 +940,7 @@ def tip_jacobian(
     model = as_model(robot, steps)
     n_t = model.n_tendons
     _, t_scale = _scales(model)
-    k_t = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    k_t = model.tendon_k
     L_cmd = np.asarray(lengths, dtype=float)
     active = (ev.tendon_length - L_cmd) > 0
     dr_dL = np.zeros((3 + n_t, n_t))

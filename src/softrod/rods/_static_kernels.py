@@ -773,3 +773,42 @@ def _section_loads(Y, X, N_node, node_seg, seg_par, tendon, tau, force_out, mome
         m2 = seg_par[seg, 2] * (u2 - seg_par[seg, 8])
         for a in range(3):
             moment_out[k, a] = Y[k, 3 + 3 * a] * m0 + Y[k, 4 + 3 * a] * m1 + Y[k, 5 + 3 * a] * m2
+
+
+@njit(cache=True)
+def _load_moment_on_shape(positions, node_s, N_end, q_step, node_moment, tip_moment, out):
+    """Total base moment of the loads acting on a given shape (n_nodes, 3), into out (3,).
+
+    Point forces at nodes come from differences of N_end; line loads by the trapezoid rule
+    (exact for a straight shape). Tendons are internal and do not enter.
+    """
+    n_steps = N_end.shape[0]
+    p0 = positions[0]
+    for a in range(3):
+        out[a] = tip_moment[a]
+    for k in range(n_steps + 1):
+        for a in range(3):
+            out[a] += node_moment[k, a]
+    for k in range(n_steps):
+        h = node_s[k + 1] - node_s[k]
+        # Point force entering at node k+1 (what N gains crossing it from distal).
+        if k == n_steps - 1:
+            f0, f1, f2 = N_end[k, 0], N_end[k, 1], N_end[k, 2]
+        else:
+            h1 = node_s[k + 2] - node_s[k + 1]
+            f0 = N_end[k, 0] - N_end[k + 1, 0] - q_step[k + 1, 0] * h1
+            f1 = N_end[k, 1] - N_end[k + 1, 1] - q_step[k + 1, 1] * h1
+            f2 = N_end[k, 2] - N_end[k + 1, 2] - q_step[k + 1, 2] * h1
+        a0 = positions[k + 1, 0] - p0[0]
+        a1 = positions[k + 1, 1] - p0[1]
+        a2 = positions[k + 1, 2] - p0[2]
+        out[0] += a1 * f2 - a2 * f1
+        out[1] += a2 * f0 - a0 * f2
+        out[2] += a0 * f1 - a1 * f0
+        m0 = 0.5 * (a0 + positions[k, 0] - p0[0]) * h
+        m1 = 0.5 * (a1 + positions[k, 1] - p0[1]) * h
+        m2 = 0.5 * (a2 + positions[k, 2] - p0[2]) * h
+        q0, q1, q2 = q_step[k, 0], q_step[k, 1], q_step[k, 2]
+        out[0] += m1 * q2 - m2 * q1
+        out[1] += m2 * q0 - m0 * q2
+        out[2] += m0 * q1 - m1 * q0

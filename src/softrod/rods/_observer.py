@@ -1,0 +1,270 @@
+"""The SoftManiSim observer (ALGORITHMS.md A.2) as a static method: one update per call.
+
+The observer treats the unknown base values of the shooting problem as a slowly varying state
+estimated by a discrete Kalman filter driven by the boundary residual (A.2.2 (b), with the
+[FIX] items: forward Riccati, sensitivities from the exact variational equations, the load
+integral over [s, L]). softrod's residual is the model's own boundary condition, so the
+observer works with the exact tendon model: for tension inputs the tip wrench balance
+(unknowns M(0)), for length inputs also the elastic tendon law (unknowns M(0) and tensions).
+
+Unknowns are scaled (M0 / moment_scale, tau / tension_scale) so the default gains need no
+tuning per robot: with P0 = 1e3, Q = 1e2, V = 1e10 (dt = 0.01 s) the update is a near
+Gauss-Newton step (A.2.2, "our prototype").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from softrod.rods._model import RodModel
+from softrod.rods._static import (
+    METHODS,
+    StaticInputs,
+    StaticResult,
+    _assemble,
+    _base_moment_on_shape,
+    _loads_at,
+    _pcc_tensions,
+    _scales,
+)
+from softrod.rods._static_kernels import _evaluate, _residual
+
+__all__ = ["ObserverGains", "ObserverState", "observer_update"]
+
+
+@dataclass(frozen=True)
+class ObserverGains:
+    """Observer gains in scaled units (identity multiples) and its time step.
+
+    P0 : initial estimate covariance. Q : process noise (how fast the unknowns may drift,
+    per second). V : measurement weight (inverse residual noise). dt : update interval [s].
+    Large Q and V make each update a Gauss-Newton step; small Q smooths but lags (A.2.2).
+    """
+
+    P0: float = 1e3
+    Q: float = 1e2
+    V: float = 1e10
+    dt: float = 0.01
+    #: Largest update of the scaled unknowns per step (a trust region, ~ rad of bending):
+    #: keeps the first updates after a large jump in load from leaping to another branch.
+    max_step: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("P0", "Q", "V", "dt", "max_step"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value > 0):
+                raise ValueError(f"observer gain {name} must be > 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ObserverState:
+    """What an observer carries between updates: unknowns x (scaled), covariance P, and the
+    last shape (n_nodes, 3) with the base moment of the loads on it [N m] (for the
+    known-input prediction)."""
+
+    x_scaled: np.ndarray
+    P: np.ndarray
+    gains: ObserverGains = field(default_factory=ObserverGains)
+    positions: np.ndarray | None = None
+    load_moment: np.ndarray | None = None
+
+
+@njit(cache=True)
+def _kalman_update(xs, P, J, r, dt, Q, V, max_step, xs_out, P_out):
+    """Discrete Kalman / RLS form (A.2.2 (b)) on scaled unknowns; unconditionally stable.
+    The update is clipped to `max_step` in the max-norm (trust region)."""
+    n = xs.shape[0]
+    Pm = P + dt * Q * np.eye(n)
+    S = J @ Pm @ J.T + np.eye(n) / (dt * V)
+    G = np.linalg.solve(S.T, (Pm @ J.T).T).T  # G = Pm J^T S^-1
+    dx = -(G @ r)
+    big = np.max(np.abs(dx))
+    if big > max_step:
+        dx *= max_step / big
+    xs_out[:] = xs + dx
+    P_out[:, :] = (np.eye(n) - G @ J) @ Pm
+
+
+def _x_scale(model: RodModel, n_unk: int) -> np.ndarray:
+    m_scale, t_scale = _scales(model)
+    return np.concatenate([np.full(3, m_scale), np.full(n_unk - 3, t_scale)])
+
+
+def observer_update(
+    model: RodModel,
+    inp: StaticInputs,
+    state: ObserverState | None,
+    gains: ObserverGains | None = None,
+    base_position: np.ndarray | None = None,
+    base_rotation: np.ndarray | None = None,
+    zero_lag: bool = True,
+) -> tuple[ObserverState, np.ndarray, np.ndarray, np.ndarray, float, bool]:
+    """One observer update: one integration with sensitivities and one Kalman step.
+
+    Returns (new state, Y (n_nodes, ny), X (n_nodes, 6), tensions (n_t,), scaled residual
+    max-norm of the shape in Y, ok). With `zero_lag` the shape is re-integrated at the
+    updated estimate (no sensitivities); otherwise it is the shape the update started from.
+    """
+    n_t = model.n_tendons
+    length_mode = inp.lengths is not None
+    n_unk = 3 + (n_t if length_mode else 0)
+    gains = gains or (state.gains if state is not None else ObserverGains())
+    scale = _x_scale(model, n_unk)
+    loads = _loads_at(model, inp, 1.0)
+    if state is None:
+        # Paper: start from zero curvature; here from the straight robot's load moment.
+        x0 = np.zeros(n_unk)
+        x0[:3] = _base_moment_on_shape(model, loads, None)
+        if length_mode:
+            assert inp.lengths is not None
+            x0[3:] = _pcc_tensions(model, inp.lengths)
+        state = ObserverState(x0 / scale, gains.P0 * np.eye(n_unk), gains)
+    elif state.x_scaled.shape != (n_unk,):
+        raise ValueError(
+            f"observer state has {state.x_scaled.shape[0]} unknowns, this problem needs {n_unk}"
+        )
+    bp = model.base_position if base_position is None else np.asarray(base_position, float)
+    bR = model.base_rotation if base_rotation is None else np.asarray(base_rotation, float)
+    tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
+    L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
+    k_t = model.tendon_k
+    m_scale, t_scale = _scales(model)
+    ny = 15 + n_t
+    Y = np.empty((model.n_nodes, ny))
+    X = np.empty((model.n_nodes, 6))
+    z = np.empty(ny * (1 + n_unk))
+    r = np.empty(n_unk)
+    J = np.empty((n_unk, n_unk))
+    x = state.x_scaled * scale
+    # Known-input prediction: the external loads' base moment changes with the inputs; its
+    # change on the last shape (a rigid-body estimate) moves the unknown M(0) before the
+    # update, so a moving load costs the observer only its nonlinear part.
+    load_moment = None
+    if state.positions is not None and state.load_moment is not None:
+        load_moment = _base_moment_on_shape(model, loads, state.positions)
+        x = x.copy()
+        x[:3] += load_moment - state.load_moment
+    ok = _residual(
+        x,
+        length_mode,
+        tau_fixed,
+        bp,
+        bR,
+        model.node_s,
+        model.step_seg,
+        model.seg_par,
+        model.tendon_pack,
+        loads.N_end,
+        loads.q_step,
+        loads.node_moment,
+        model.cosserat,
+        loads.tip_moment,
+        L_cmd,
+        k_t,
+        m_scale,
+        t_scale,
+        True,
+        Y,
+        X,
+        z,
+        r,
+        J,
+    )
+    if not ok:
+        return state, Y, X, tau_fixed, float("inf"), False
+    xs_new = np.empty(n_unk)
+    P_new = np.empty((n_unk, n_unk))
+    _kalman_update(
+        x / scale,
+        state.P,
+        J * scale[None, :],
+        r,
+        gains.dt,
+        gains.Q,
+        gains.V,
+        gains.max_step,
+        xs_new,
+        P_new,
+    )
+    tau = x[3:] if length_mode else tau_fixed
+    res_norm = float(np.max(np.abs(r)))
+    new_state = ObserverState(xs_new, P_new, gains)
+    if zero_lag:
+        x_new = xs_new * scale
+        tau = x_new[3:] if length_mode else tau_fixed
+        z0 = np.empty(ny)
+        ok = _evaluate(
+            x_new[:3],
+            np.ascontiguousarray(tau),
+            0,
+            bp,
+            bR,
+            model.node_s,
+            model.step_seg,
+            model.seg_par,
+            model.tendon_pack,
+            loads.N_end,
+            loads.q_step,
+            loads.node_moment,
+            model.cosserat,
+            True,
+            Y,
+            X,
+            z0,
+        )
+        if not ok:
+            return new_state, Y, X, tau, float("inf"), False
+        res = np.abs(z0[12:15] - loads.tip_moment) / m_scale
+        res_norm = float(res.max())
+        if length_mode:
+            stretch = z0[15 : 15 + n_t] - L_cmd
+            res_t = np.abs(tau - k_t * np.maximum(stretch, 0.0)) / t_scale
+            res_norm = max(res_norm, float(res_t.max()))
+    positions = Y[:, :3].copy()
+    new_state = ObserverState(
+        xs_new, P_new, gains, positions, _base_moment_on_shape(model, loads, positions)
+    )
+    return new_state, Y, X, np.asarray(tau, float), res_norm, True
+
+
+def _solve_observer(
+    model: RodModel,
+    inp: StaticInputs,
+    guess: StaticResult | None,
+    rtol: float,
+    max_iter: int,
+) -> StaticResult:
+    """method="observer": one update from the observer state carried in `guess`."""
+    state = None
+    if guess is not None:
+        state = guess.extra.get("observer_state")
+        if state is None:
+            # A result of another method: seed the observer with its unknowns.
+            n_t = model.n_tendons
+            n_unk = 3 + (n_t if inp.lengths is not None else 0)
+            x = np.concatenate([guess.base_moment, guess.tendon_tension])[:n_unk]
+            gains = ObserverGains()
+            state = ObserverState(x / _x_scale(model, n_unk), gains.P0 * np.eye(n_unk), gains)
+    new_state, Y, X, tau, res_norm, ok = observer_update(model, inp, state)
+    loads = _loads_at(model, inp, 1.0)
+    if not ok:
+        status, message = 3, "observer update failed: the integration produced non-finite values"
+    elif res_norm <= rtol:
+        status, message = 0, "observer update; boundary residual within rtol"
+    else:
+        status = 4
+        message = (
+            f"observer update; boundary residual {res_norm:.2e} above rtol {rtol:.0e} "
+            "(call again with guess=this result to continue converging)"
+        )
+    out = _assemble(
+        model, "observer", Y, X, tau, loads, status, message, res_norm, 1, 2 if ok else 1, 1.0
+    )
+    out.extra["observer_state"] = new_state
+    return out
+
+
+METHODS["observer"] = _solve_observer

@@ -1,0 +1,5 @@
+"""Time simulation on the rod models (quasi-static sequences of equilibria)."""
+
+from softrod.sim._quasistatic import QuasiStaticHistory, QuasiStaticSim, with_pose_and_lengths
+
+__all__ = ["QuasiStaticHistory", "QuasiStaticSim", "with_pose_and_lengths"]

@@ -1,0 +1,312 @@
+"""Quasi-static time simulation: a sequence of static equilibria under time-varying inputs.
+
+Each step solves the rod for that instant's inputs (tendon tensions or lengths, segment
+extensions, base pose, external loads), either with warm-started shooting (exact at every
+step) or with one SoftManiSim observer update per step (ALGORITHMS.md A.2), and records the
+shape history.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from softrod.description import RobotSpec
+from softrod.rods._model import RodModel, quat_to_matrix
+from softrod.rods._observer import ObserverGains, ObserverState, observer_update
+from softrod.rods._static import (
+    DEFAULT_RTOL,
+    StaticResult,
+    as_model,
+    check_inputs,
+    solve_static,
+)
+
+__all__ = ["QuasiStaticSim", "QuasiStaticHistory", "with_pose_and_lengths"]
+
+_INPUT_KEYS = (
+    "tensions",
+    "lengths",
+    "tip_force",
+    "tip_moment",
+    "distributed_force",
+    "gravity",
+    "base_position",
+    "base_rotation",
+    "base_quaternion",
+    "extensions",
+)
+
+
+def with_pose_and_lengths(
+    model: RodModel,
+    base_position: np.ndarray | None = None,
+    base_rotation: np.ndarray | None = None,
+    extensions: np.ndarray | None = None,
+) -> RodModel:
+    """A copy of `model` on another base pose and/or with segments extended (no recompile).
+
+    extensions : (n_seg,) change of each segment's length [m]; the grid, disks and tendon rest
+    lengths stretch with the segment (an extensible backbone keeps its section stiffness).
+    """
+    changes: dict[str, Any] = {}
+    if base_position is not None:
+        changes["base_position"] = np.asarray(base_position, dtype=float).reshape(3)
+    if base_rotation is not None:
+        changes["base_rotation"] = np.asarray(base_rotation, dtype=float).reshape(3, 3)
+    if extensions is not None:
+        ext = np.asarray(extensions, dtype=float).reshape(-1)
+        n_seg = model.seg_length.shape[0]
+        if ext.shape != (n_seg,):
+            raise ValueError(
+                f"extensions must have {n_seg} values (one per segment), got {ext.shape[0]}"
+            )
+        for j, seg in enumerate(model.spec.segments):
+            lo, hi = seg.extension_range if seg.extension_range is not None else (0.0, 0.0)
+            if not lo - 1e-12 <= ext[j] <= hi + 1e-12:
+                raise ValueError(
+                    f"extensions[{j}] must be within segments[{j}].extension_range "
+                    f"[{lo}, {hi}] m, got {ext[j]}"
+                )
+        new_len = model.seg_length + ext
+        new_start = np.concatenate([[0.0], np.cumsum(new_len)[:-1]])
+
+        # Map old arc length to new, segment by segment (affine within each segment).
+        def remap(s: np.ndarray, seg_idx: np.ndarray) -> np.ndarray:
+            frac = (s - model.seg_start[seg_idx]) / model.seg_length[seg_idx]
+            return new_start[seg_idx] + frac * new_len[seg_idx]
+
+        node_seg = np.append(model.step_seg, model.step_seg[-1])
+        node_s = remap(model.node_s, node_seg)
+        node_s[0] = 0.0
+        changes.update(
+            seg_length=new_len,
+            seg_start=new_start,
+            node_s=node_s,
+            disk_s=remap(model.disk_s, model.disk_seg) if model.disk_s.size else model.disk_s,
+            tendon_rest_length=new_start[model.tendon_seg] + new_len[model.tendon_seg],
+        )
+    return dataclasses.replace(model, **changes) if changes else model
+
+
+@dataclass(frozen=True)
+class QuasiStaticHistory:
+    """Recorded simulation. t : (k,) [s]; tip_position : (k, 3) [m]; positions :
+    (k, n, 3) [m] or None; residual : (k,) scaled boundary residual; converged : (k,) bool;
+    tendon_tension : (k, n_t) [N]; solve_time : (k,) [s]; method : solver used."""
+
+    t: np.ndarray
+    tip_position: np.ndarray
+    positions: np.ndarray | None
+    residual: np.ndarray
+    converged: np.ndarray
+    tendon_tension: np.ndarray
+    solve_time: np.ndarray
+    method: str
+    robot: str
+
+    def to_npz(self, path: str | Path) -> Path:
+        """Save every array to a NumPy .npz archive."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, Any] = {
+            k: v for k, v in dataclasses.asdict(self).items() if isinstance(v, np.ndarray)
+        }
+        arrays.update(method=np.array(self.method), robot=np.array(self.robot))
+        np.savez_compressed(path, **arrays)
+        return path
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Save time, tip position, residual and tensions as CSV (one row per step)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        n_t = self.tendon_tension.shape[1]
+        with path.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(
+                ["t", "tip_x", "tip_y", "tip_z", "residual", "converged"]
+                + [f"tension_{i}" for i in range(n_t)]
+            )
+            for k in range(self.t.shape[0]):
+                w.writerow(
+                    [
+                        f"{self.t[k]:.6g}",
+                        *(f"{v:.9g}" for v in self.tip_position[k]),
+                        f"{self.residual[k]:.3e}",
+                        int(self.converged[k]),
+                        *(f"{v:.6g}" for v in self.tendon_tension[k]),
+                    ]
+                )
+        return path
+
+    def plot(self, path: str | Path) -> Path:
+        """Tip trajectory (3-D) and boundary residual over time, as PNG."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig = plt.figure(figsize=(10, 4.5))
+        ax = fig.add_subplot(1, 2, 1, projection="3d")
+        tp = self.tip_position * 1e3
+        ax.plot(tp[:, 0], tp[:, 1], tp[:, 2], lw=1.5)
+        ax.set_xlabel("x [mm]")
+        ax.set_ylabel("y [mm]")
+        ax.set_zlabel("z [mm]")
+        ax.set_title(f"{self.robot}: tip path ({self.method})")
+        ax2 = fig.add_subplot(1, 2, 2)
+        ax2.semilogy(self.t, np.maximum(self.residual, 1e-17))
+        ax2.set_xlabel("t [s]")
+        ax2.set_ylabel("scaled boundary residual")
+        ax2.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path
+
+
+class QuasiStaticSim:
+    """Advance a robot through time with per-step inputs; each step is a static equilibrium.
+
+    Parameters
+    ----------
+    robot : RobotSpec, dict, path or RodModel.
+    method : "shooting" (warm-started Newton, exact every step) or "observer" (one observer
+        update per step: cheaper, converges over a few steps after a jump).
+    dt : time step [s] (also the observer's update interval).
+    gains : observer gains (default `ObserverGains(dt=dt)`).
+    record_shape : keep the whole backbone per step (else only the tip).
+
+    Example
+    -------
+    >>> sim = QuasiStaticSim("examples/robots/tdcr3.yaml", method="observer")  # doctest: +SKIP
+    >>> hist = sim.run({"tensions": np.linspace(0, 2, 100)[:, None] * np.eye(9)[0]})  # +SKIP
+    """
+
+    def __init__(
+        self,
+        robot: RobotSpec | RodModel | dict | str,
+        method: Literal["shooting", "observer"] = "shooting",
+        dt: float = 0.01,
+        gains: ObserverGains | None = None,
+        record_shape: bool = True,
+        steps: int | None = None,
+        rtol: float = DEFAULT_RTOL,
+    ) -> None:
+        if method not in ("shooting", "observer"):
+            raise ValueError(f"method must be 'shooting' or 'observer', got {method!r}")
+        if not dt > 0:
+            raise ValueError(f"dt must be > 0 [s], got {dt!r}")
+        self.model = as_model(robot, steps)
+        self.method = method
+        self.dt = float(dt)
+        self.gains = gains or ObserverGains(dt=self.dt)
+        self.record_shape = record_shape
+        self.rtol = rtol
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the warm start / observer state; time back to 0."""
+        self.t = 0.0
+        self._prev: StaticResult | None = None
+        self._obs: ObserverState | None = None
+
+    def step(self, **inputs: Any) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
+        """Advance one step with this instant's inputs.
+
+        Keys: tensions (n_t,) [N] or lengths (n_t,) [m]; tip_force, tip_moment,
+        distributed_force, gravity (3,); base_position (3,) [m] and base_rotation (3, 3) or
+        base_quaternion (4,); extensions (n_seg,) [m]. Returns (tip (3,), positions (n, 3) or
+        None, tensions (n_t,), residual, converged).
+        """
+        unknown = set(inputs) - set(_INPUT_KEYS)
+        if unknown:
+            raise ValueError(
+                f"unknown input {sorted(unknown)[0]!r}; expected one of {list(_INPUT_KEYS)}"
+            )
+        rot = inputs.pop("base_rotation", None)
+        quat = inputs.pop("base_quaternion", None)
+        if quat is not None:
+            rot = quat_to_matrix(quat)
+        model = with_pose_and_lengths(
+            self.model, inputs.pop("base_position", None), rot, inputs.pop("extensions", None)
+        )
+        if self.method == "shooting":
+            sol = solve_static(model, guess=self._prev, rtol=self.rtol, **inputs)
+            self._prev = sol if sol.success else None
+            out = (
+                sol.tip_position.copy(),
+                sol.positions if self.record_shape else None,
+                sol.tendon_tension,
+                sol.residual,
+                sol.success,
+            )
+        else:
+            inp = check_inputs(model, **inputs)
+            self._obs, Y, _, tau, res, ok = observer_update(model, inp, self._obs, self.gains)
+            if not ok:
+                self._obs = None
+            out = (
+                Y[-1, :3].copy(),
+                Y[:, :3].copy() if self.record_shape else None,
+                np.asarray(tau, float).copy(),
+                res,
+                ok and res <= self.rtol,
+            )
+        self.t += self.dt
+        return out
+
+    def run(
+        self, inputs: Mapping[str, Any], n_steps: int | None = None, progress: bool = False
+    ) -> QuasiStaticHistory:
+        """Run a whole input sequence. Each value is an array with a leading time axis, or a
+        constant (broadcast to every step). Returns the recorded history."""
+        seq = {k: np.asarray(v, dtype=float) for k, v in inputs.items()}
+        lead = {
+            k: v.shape[0]
+            for k, v in seq.items()
+            if v.ndim >= 2 or (k in ("tensions", "lengths", "extensions") and v.ndim == 2)
+        }
+        if n_steps is None:
+            if not lead:
+                raise ValueError("give n_steps or at least one input with a time axis")
+            n_steps = max(lead.values())
+        bad = {k: n for k, n in lead.items() if n != n_steps}
+        if bad:
+            k = next(iter(bad))
+            raise ValueError(f"input {k!r} has {bad[k]} steps, expected {n_steps}")
+        tips = np.empty((n_steps, 3))
+        shapes = np.empty((n_steps, self.model.n_nodes, 3)) if self.record_shape else None
+        res = np.empty(n_steps)
+        conv = np.empty(n_steps, dtype=bool)
+        taus = np.empty((n_steps, self.model.n_tendons))
+        times = np.empty(n_steps)
+        ts = self.t + self.dt * np.arange(n_steps)
+        iterator: Any = range(n_steps)
+        if progress:
+            from rich.progress import track
+
+            iterator = track(iterator, description=f"quasi-static ({self.method})")
+        for k in iterator:
+            kw = {key: (v[k] if key in lead else v) for key, v in seq.items()}
+            t0 = time.perf_counter()
+            tip, pos, tau, r, ok = self.step(**kw)
+            times[k] = time.perf_counter() - t0
+            tips[k] = tip
+            if shapes is not None and pos is not None:
+                shapes[k] = pos
+            res[k] = r
+            conv[k] = ok
+            taus[k] = tau
+        return QuasiStaticHistory(
+            ts, tips, shapes, res, conv, taus, times, self.method, self.model.spec.name
+        )
