@@ -7,17 +7,20 @@
 """
 
 from softrod.description import DescriptionError, RobotSpec, load_robot
+from softrod.dynamics import DynamicResult, simulate_dynamic
 from softrod.rods import RodModel, StaticResult, compile_model, solve_static
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DescriptionError",
+    "DynamicResult",
     "RobotSpec",
     "RodModel",
     "StaticResult",
     "compile_model",
     "load_robot",
+    "simulate_dynamic",
     "solve_static",
     "__version__",
 ]

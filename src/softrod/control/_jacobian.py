@@ -224,6 +224,13 @@ class TrackingResult:
         fig = plt.figure(figsize=(11, 4.5))
         ax = fig.add_subplot(1, 2, 1, projection="3d")
         d, a = self.desired * 1e3, self.actual * 1e3
+        # Equal scaling on all axes, so a flat path looks flat.
+        both = np.vstack([d, a])
+        mid = 0.5 * (both.max(axis=0) + both.min(axis=0))
+        half = 0.5 * max(float(np.ptp(both, axis=0).max()), 1e-3)
+        ax.set_xlim(mid[0] - half, mid[0] + half)
+        ax.set_ylim(mid[1] - half, mid[1] + half)
+        ax.set_zlim(mid[2] - half, mid[2] + half)
         ax.plot(d[:, 0], d[:, 1], d[:, 2], "k--", lw=1.2, label="desired")
         ax.plot(a[:, 0], a[:, 1], a[:, 2], "C0", lw=1.5, label="actual")
         ax.set_xlabel("x [mm]")
@@ -253,7 +260,10 @@ def track(
     q0: np.ndarray | None = None,
     progress: bool = False,
 ) -> TrackingResult:
-    """Run the closed loop along a sampled trajectory; errors are measured at every sample."""
+    """Run the closed loop along a sampled trajectory; errors are measured at every sample.
+
+    xdot_d is kept for reference; the discrete law feeds forward (x_d[k+1] - x_d[k]) / dt.
+    """
     plant = controller.plant
     q = np.zeros(plant.n_q) if q0 is None else np.asarray(q0, dtype=float).copy()
     dt = float(t[1] - t[0])
@@ -271,7 +281,10 @@ def track(
         qs[k] = q
         if k + 1 == t.shape[0]:
             break
-        qdot = controller.rate(q, cur.tip_position, x_d[k + 1], xdot_d[k + 1], cur, dt)
+        # Discrete resolved rate: feed forward the reference's step over this period and
+        # correct today's error, so a tracked reference leaves no dt * velocity lag.
+        v_ff = (x_d[k + 1] - x_d[k]) / dt
+        qdot = controller.rate(q, cur.tip_position, x_d[k], v_ff, cur, dt)
         q = np.clip(q + dt * qdot, plant.q_min, plant.q_max)
         cur = plant.solve(q, cur)
     mse = np.mean((actual - x_d) ** 2, axis=0)

@@ -1,0 +1,63 @@
+"""Dynamics commands: `softrod bench dynamics` and `softrod simulate` (issue 5)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from softrod.cli._app import CliError, app, bench_app
+
+
+@bench_app.command("dynamics")
+def bench_dynamics(
+    elements: int = typer.Option(20, "--elements", help="Elements along the rod."),
+    pyelastica: bool = typer.Option(
+        True, "--pyelastica/--no-pyelastica", help="Also run PyElastica when it is installed."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead."),
+) -> None:
+    """LGVI release test (TPU and steel rods): speed, f1 vs Euler-Bernoulli, energy; PyElastica."""
+    from softrod.dynamics._bench import run_dynamics_bench
+
+    if elements < 2:
+        raise CliError(f"--elements must be >= 2, got {elements}")
+    out = run_dynamics_bench(elements=elements, pyelastica=pyelastica)
+    if as_json:
+        print(json.dumps(out))
+        return
+    for key, value in out.items():
+        print(f"{key}: {value:.6g}")
+
+
+@app.command("simulate")
+def simulate(
+    robot: str = typer.Argument(..., help="Robot description file or shipped robot name."),
+    duration: float = typer.Option(1.0, "--duration", help="Simulated time [s]."),
+    dt: float = typer.Option(0.0, "--dt", help="Time step [s]; 0 = automatic."),
+    tensions: str = typer.Option("", "--tensions", help="Tendon tensions [N], comma-separated."),
+    tip_force: str = typer.Option("", "--tip-force", help="Tip force fx,fy,fz [N]."),
+    gravity: str = typer.Option("", "--gravity", help="Gravity gx,gy,gz [m/s^2]."),
+    damping: float = typer.Option(0.0, "--damping", help="Viscous damping [N s/m^2]."),
+    elements: int = typer.Option(20, "--elements", help="Elements along the robot."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Simulate a robot from rest with the Lie-group variational integrator (seed 004)."""
+    from softrod.cli._resolve import find_robot, parse_vector
+    from softrod.dynamics import simulate_dynamic
+
+    path = find_robot(robot)
+    kw: dict = {}
+    if tensions:
+        kw["tensions"] = parse_vector("--tensions", tensions)
+    if tip_force:
+        kw["tip_force"] = parse_vector("--tip-force", tip_force, 3, "fx,fy,fz")
+    if gravity:
+        kw["gravity"] = parse_vector("--gravity", gravity, 3, "gx,gy,gz")
+    res = simulate_dynamic(str(path), duration, dt=dt or None, damping=damping or None,
+                           elements=elements, **kw)  # fmt: skip
+    if as_json:
+        print(json.dumps(res.to_dict()))
+        return
+    for key, value in res.to_dict().items():
+        print(f"{key}: {value}")

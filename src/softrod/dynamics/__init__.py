@@ -1,0 +1,40 @@
+"""Rod dynamics: the Lie-group variational integrator of seed 004 (ALGORITHMS.md E).
+
+>>> import softrod
+>>> robot = softrod.load_robot("examples/robots/tpu_rod.yaml")  # doctest: +SKIP
+>>> res = softrod.simulate_dynamic(robot, 1.0, gravity=[0, 0, -9.81])  # doctest: +SKIP
+>>> res.tip_position[-1]  # doctest: +SKIP
+"""
+
+from softrod.dynamics._analysis import euler_bernoulli_f1, oscillation
+from softrod.dynamics._filter import DEFAULT_VELOCITY_FLOOR, DampingEstimate, estimate_damping
+from softrod.dynamics._loads import MU0, Magnet, MagneticField
+from softrod.dynamics._model import DEFAULT_ELEMENTS, LGVIModel, build_lgvi_model
+from softrod.dynamics._simulate import (
+    DEFAULT_DT_SAFETY,
+    DynamicResult,
+    DynamicState,
+    linear_modes,
+    simulate_dynamic,
+    stable_time_step,
+)
+
+__all__ = [
+    "DEFAULT_VELOCITY_FLOOR",
+    "DampingEstimate",
+    "estimate_damping",
+    "euler_bernoulli_f1",
+    "oscillation",
+    "DEFAULT_DT_SAFETY",
+    "DEFAULT_ELEMENTS",
+    "MU0",
+    "DynamicResult",
+    "DynamicState",
+    "LGVIModel",
+    "Magnet",
+    "MagneticField",
+    "build_lgvi_model",
+    "linear_modes",
+    "simulate_dynamic",
+    "stable_time_step",
+]

@@ -1,0 +1,730 @@
+"""Numba kernels of the Lie-group variational integrator (ALGORITHMS.md E.2-E.5).
+
+Private. Every kernel works on flat arrays (SI units), inputs first, outputs named `*_out` (or
+state arrays updated in place, named in the docstring). Node `a` carries a position `p[a]`
+(world, (3,)) and a rotation `O[a]` (body -> world, (3, 3)); the discrete angular velocity of
+the last step is stored as the no-half Cayley parameter `fr[a]` of F = O_prev^T O
+(F = Cay0(fr), ALGORITHMS.md section 0), so that kinetic energies need no `1 - cos` round-off.
+
+Elastic energy (ALGORITHMS.md E.2 with the shear-evaluation options):
+* element i between nodes a = i and b = i + 1, shear-stretch strain g_c = O_c^T dp / l - g0_c
+  evaluated at the left node only (shear_mode 0) or at both nodes with weight 1/2 (mode 1);
+* bending-torsion springs k between frames i (-1: the base frame) and j with the Cayley strain
+  c = cay^-1(O_i^T O_j) and energy 1/2 (c - c0)^T diag(K) (c - c0).
+
+The per-node work stays inside one kernel; helpers are inlined (`inline="always"`) so that no
+array is passed through a call in the inner loops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+
+#: Newton iterations allowed for one rotation update before the step is declared failed.
+_NEWTON_MAX_ITER = 25
+#: Newton stops after a correction smaller than this fraction of the Cayley parameter: the
+#: convergence is quadratic, so the error left is ~1e-16 relative (round-off).
+_NEWTON_TOL = 1e-8
+
+#: Fixed-point passes tried before Newton, and their stopping tolerance (relative change; the
+#: error left is about the change times the contraction |f| << 1).
+_FIXED_POINT_ITER = 6
+_FIXED_POINT_TOL = 1e-14
+
+STATUS_OK = 0
+STATUS_NONFINITE = 1
+STATUS_NEWTON = 2
+
+
+@numba.njit(cache=True, inline="always")
+def _cayinv_rel(Oi, i, Oj, j):
+    """Cayley strain c = cay^-1(Oi[i]^T Oj[j]) (half convention), as three scalars."""
+    # R = Oi^T Oj; only the antisymmetric part and the trace are needed.
+    r00 = Oi[i, 0, 0] * Oj[j, 0, 0] + Oi[i, 1, 0] * Oj[j, 1, 0] + Oi[i, 2, 0] * Oj[j, 2, 0]
+    r11 = Oi[i, 0, 1] * Oj[j, 0, 1] + Oi[i, 1, 1] * Oj[j, 1, 1] + Oi[i, 2, 1] * Oj[j, 2, 1]
+    r22 = Oi[i, 0, 2] * Oj[j, 0, 2] + Oi[i, 1, 2] * Oj[j, 1, 2] + Oi[i, 2, 2] * Oj[j, 2, 2]
+    r21 = Oi[i, 0, 2] * Oj[j, 0, 1] + Oi[i, 1, 2] * Oj[j, 1, 1] + Oi[i, 2, 2] * Oj[j, 2, 1]
+    r12 = Oi[i, 0, 1] * Oj[j, 0, 2] + Oi[i, 1, 1] * Oj[j, 1, 2] + Oi[i, 2, 1] * Oj[j, 2, 2]
+    r02 = Oi[i, 0, 0] * Oj[j, 0, 2] + Oi[i, 1, 0] * Oj[j, 1, 2] + Oi[i, 2, 0] * Oj[j, 2, 2]
+    r20 = Oi[i, 0, 2] * Oj[j, 0, 0] + Oi[i, 1, 2] * Oj[j, 1, 0] + Oi[i, 2, 2] * Oj[j, 2, 0]
+    r10 = Oi[i, 0, 1] * Oj[j, 0, 0] + Oi[i, 1, 1] * Oj[j, 1, 0] + Oi[i, 2, 1] * Oj[j, 2, 0]
+    r01 = Oi[i, 0, 0] * Oj[j, 0, 1] + Oi[i, 1, 0] * Oj[j, 1, 1] + Oi[i, 2, 0] * Oj[j, 2, 1]
+    s = 2.0 / (1.0 + r00 + r11 + r22)
+    return s * (r21 - r12), s * (r02 - r20), s * (r10 - r01)
+
+
+@numba.njit(cache=True, inline="always")
+def _body_of(O, a, x, y, z):
+    """O[a]^T (x, y, z): a world vector in the body frame of node a."""
+    return (
+        O[a, 0, 0] * x + O[a, 1, 0] * y + O[a, 2, 0] * z,
+        O[a, 0, 1] * x + O[a, 1, 1] * y + O[a, 2, 1] * z,
+        O[a, 0, 2] * x + O[a, 1, 2] * y + O[a, 2, 2] * z,
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def _world_of(O, a, x, y, z):
+    """O[a] (x, y, z): a body vector of node a in the world frame."""
+    return (
+        O[a, 0, 0] * x + O[a, 0, 1] * y + O[a, 0, 2] * z,
+        O[a, 1, 0] * x + O[a, 1, 1] * y + O[a, 1, 2] * z,
+        O[a, 2, 0] * x + O[a, 2, 1] * y + O[a, 2, 2] * z,
+    )
+
+
+@numba.njit(cache=True)
+def _forces(
+    p,
+    O,
+    base_R,
+    elem_len,
+    elem_C1,
+    elem_g0a,
+    elem_g0b,
+    shear_mode,
+    spr_i,
+    spr_j,
+    spr_K,
+    spr_c0,
+    node_mass,
+    node_weight,
+    gravity,
+    dist_force,
+    tip_force,
+    tip_moment,
+    tv_pidx,
+    tv_pw,
+    tv_oidx,
+    tv_ow,
+    tendon_r,
+    tendon_vstart,
+    tension,
+    mag_frame,
+    mag_n0,
+    mag_n1,
+    mag_w1,
+    mag_m,
+    field_B,
+    field_G,
+    kb,
+    kd,
+    kt,
+    kn,
+    kf,
+    f_out,
+    tau_out,
+):
+    """Generalised forces of the conservative and applied loads at one configuration.
+
+    Loads are tables with one row per step (or one row); the rows used are kb (base_R), kd
+    (dist_force), kt (tip_force, tip_moment), kn (tension), kf (field_B, field_G); gravity (3,).
+
+    p : (n, 3) [m]; O : (n, 3, 3); base_R : (k, 3, 3) base frame (frame index -1).
+    elem_* : per element (N,): length [m], C1 = (GA, GA, EA) [N], rest chords g0a / g0b (in
+    the left / right node frame, divided by the length). shear_mode : 0 left, 1 symmetric.
+    spr_* : bending springs (n_spr,): frames i (-1 = base) and j, stiffness K [N m], rest
+    Cayley strain c0. node_mass (n,) [kg]; node_weight (n,) lumped length [m]; gravity (3,)
+    [m/s^2]; dist_force (3,) [N/m]; tip_force (3,) [N] and tip_moment (3,) [N m] (world).
+    Tendons: vertex v at sum_k tv_pw[v,k] p[tv_pidx[v,k]] + sum_k tv_ow[v,k] O[tv_oidx[v,k]] r
+    (oidx -1 = base frame), tendon t owns vertices tendon_vstart[t]:tendon_vstart[t+1]; tension
+    (n_t,) [N]. Magnets: body moment mag_m (n_m, 3) [A m^2] in the frame of node mag_frame,
+    located at (1 - w) p[n0] + w p[n1]; field B(x) = field_B + field_G x [T].
+
+    Writes f_out (n, 3) world forces [N] and tau_out (n, 3) body torques [N m] (overwritten).
+    Returns the potential energy [J] of elastic, gravity, uniform/tip force, tendon (tension
+    times path length) and magnetic (-m.B) loads.
+    """
+    n = p.shape[0]
+    n_el = elem_len.shape[0]
+    V = 0.0
+    for a in range(n):
+        for k in range(3):
+            f_out[a, k] = 0.0
+            tau_out[a, k] = 0.0
+
+    # Shear-stretch of each element.
+    for i in range(n_el):
+        a = i
+        b = i + 1
+        l = elem_len[i]
+        dx = p[b, 0] - p[a, 0]
+        dy = p[b, 1] - p[a, 1]
+        dz = p[b, 2] - p[a, 2]
+        for side in range(2):
+            if side == 0:
+                c = a
+                w = 1.0 if shear_mode == 0 else 0.5
+                g0x = elem_g0a[i, 0]
+                g0y = elem_g0a[i, 1]
+                g0z = elem_g0a[i, 2]
+            else:
+                if shear_mode == 0:
+                    break
+                c = b
+                w = 0.5
+                g0x = elem_g0b[i, 0]
+                g0y = elem_g0b[i, 1]
+                g0z = elem_g0b[i, 2]
+            qx, qy, qz = _body_of(O, c, dx, dy, dz)
+            gx = qx / l - g0x
+            gy = qy / l - g0y
+            gz = qz / l - g0z
+            nx = elem_C1[i, 0] * gx
+            ny = elem_C1[i, 1] * gy
+            nz = elem_C1[i, 2] * gz
+            V += 0.5 * w * l * (gx * nx + gy * ny + gz * nz)
+            wx, wy, wz = _world_of(O, c, w * nx, w * ny, w * nz)
+            f_out[a, 0] += wx
+            f_out[a, 1] += wy
+            f_out[a, 2] += wz
+            f_out[b, 0] -= wx
+            f_out[b, 1] -= wy
+            f_out[b, 2] -= wz
+            # tau = -dV/d eta = w q x n
+            tau_out[c, 0] += w * (qy * nz - qz * ny)
+            tau_out[c, 1] += w * (qz * nx - qx * nz)
+            tau_out[c, 2] += w * (qx * ny - qy * nx)
+
+    # Bending-torsion springs.
+    for k in range(spr_i.shape[0]):
+        i = spr_i[k]
+        j = spr_j[k]
+        if i < 0:
+            cx, cy, cz = _cayinv_rel(base_R, kb, O, j)
+        else:
+            cx, cy, cz = _cayinv_rel(O, i, O, j)
+        ex = cx - spr_c0[k, 0]
+        ey = cy - spr_c0[k, 1]
+        ez = cz - spr_c0[k, 2]
+        kx = spr_K[k, 0] * ex
+        ky = spr_K[k, 1] * ey
+        kz = spr_K[k, 2] * ez
+        V += 0.5 * (ex * kx + ey * ky + ez * kz)
+        # c x kappa and (c . kappa) c / 4
+        xx = cy * kz - cz * ky
+        xy = cz * kx - cx * kz
+        xz = cx * ky - cy * kx
+        ck = 0.25 * (cx * kx + cy * ky + cz * kz)
+        # dV/d eta_j = kappa - c x kappa / 2 + (c.kappa) c / 4 ; dV/d eta_i = -(kappa + ...)
+        tau_out[j, 0] -= kx - 0.5 * xx + ck * cx
+        tau_out[j, 1] -= ky - 0.5 * xy + ck * cy
+        tau_out[j, 2] -= kz - 0.5 * xz + ck * cz
+        if i >= 0:
+            tau_out[i, 0] += kx + 0.5 * xx + ck * cx
+            tau_out[i, 1] += ky + 0.5 * xy + ck * cy
+            tau_out[i, 2] += kz + 0.5 * xz + ck * cz
+
+    # Gravity and uniform distributed load.
+    for a in range(n):
+        fx = node_mass[a] * gravity[0] + node_weight[a] * dist_force[kd, 0]
+        fy = node_mass[a] * gravity[1] + node_weight[a] * dist_force[kd, 1]
+        fz = node_mass[a] * gravity[2] + node_weight[a] * dist_force[kd, 2]
+        f_out[a, 0] += fx
+        f_out[a, 1] += fy
+        f_out[a, 2] += fz
+        V -= fx * p[a, 0] + fy * p[a, 1] + fz * p[a, 2]
+
+    # Tip force and moment (world frame).
+    t = n - 1
+    f_out[t, 0] += tip_force[kt, 0]
+    f_out[t, 1] += tip_force[kt, 1]
+    f_out[t, 2] += tip_force[kt, 2]
+    V -= tip_force[kt, 0] * p[t, 0] + tip_force[kt, 1] * p[t, 1] + tip_force[kt, 2] * p[t, 2]
+    mx, my, mz = _body_of(O, t, tip_moment[kt, 0], tip_moment[kt, 1], tip_moment[kt, 2])
+    tau_out[t, 0] += mx
+    tau_out[t, 1] += my
+    tau_out[t, 2] += mz
+
+    # Tendons: a frictionless cable at constant tension, V = T * path length.
+    for it in range(tendon_r.shape[0]):
+        T = tension[kn, it]
+        if T == 0.0:
+            continue
+        rx = tendon_r[it, 0]
+        ry = tendon_r[it, 1]
+        rz = tendon_r[it, 2]
+        px = 0.0
+        py = 0.0
+        pz = 0.0
+        for v in range(tendon_vstart[it], tendon_vstart[it + 1]):
+            # Vertex position.
+            xx = 0.0
+            xy = 0.0
+            xz = 0.0
+            for k in range(2):
+                w = tv_pw[v, k]
+                if w != 0.0:
+                    q = tv_pidx[v, k]
+                    xx += w * p[q, 0]
+                    xy += w * p[q, 1]
+                    xz += w * p[q, 2]
+                w = tv_ow[v, k]
+                if w != 0.0:
+                    q = tv_oidx[v, k]
+                    if q < 0:
+                        ox, oy, oz = _world_of(base_R, kb, rx, ry, rz)
+                    else:
+                        ox, oy, oz = _world_of(O, q, rx, ry, rz)
+                    xx += w * ox
+                    xy += w * oy
+                    xz += w * oz
+            if v > tendon_vstart[it]:
+                dx = xx - px
+                dy = xy - py
+                dz = xz - pz
+                ln = math.sqrt(dx * dx + dy * dy + dz * dz)
+                V += T * ln
+                ux = T * dx / ln
+                uy = T * dy / ln
+                uz = T * dz / ln
+                # Force -T u on this vertex, +T u on the previous one.
+                for side in range(2):
+                    vv = v if side == 0 else v - 1
+                    sg = -1.0 if side == 0 else 1.0
+                    gx = sg * ux
+                    gy = sg * uy
+                    gz = sg * uz
+                    for k in range(2):
+                        w = tv_pw[vv, k]
+                        if w != 0.0:
+                            q = tv_pidx[vv, k]
+                            f_out[q, 0] += w * gx
+                            f_out[q, 1] += w * gy
+                            f_out[q, 2] += w * gz
+                        w = tv_ow[vv, k]
+                        q = tv_oidx[vv, k]
+                        if w != 0.0 and q >= 0:
+                            bx, by, bz = _body_of(O, q, gx, gy, gz)
+                            tau_out[q, 0] += w * (ry * bz - rz * by)
+                            tau_out[q, 1] += w * (rz * bx - rx * bz)
+                            tau_out[q, 2] += w * (rx * by - ry * bx)
+            px = xx
+            py = xy
+            pz = xz
+
+    # Magnetic dipoles: F = grad(m.B) = G^T m_w, body torque m_b x (O^T B).
+    for im in range(mag_m.shape[0]):
+        a = mag_frame[im]
+        n0 = mag_n0[im]
+        n1 = mag_n1[im]
+        w1 = mag_w1[im]
+        w0 = 1.0 - w1
+        xx = w0 * p[n0, 0] + w1 * p[n1, 0]
+        xy = w0 * p[n0, 1] + w1 * p[n1, 1]
+        xz = w0 * p[n0, 2] + w1 * p[n1, 2]
+        Bx = (
+            field_B[kf, 0]
+            + field_G[kf, 0, 0] * xx
+            + field_G[kf, 0, 1] * xy
+            + field_G[kf, 0, 2] * xz
+        )
+        By = (
+            field_B[kf, 1]
+            + field_G[kf, 1, 0] * xx
+            + field_G[kf, 1, 1] * xy
+            + field_G[kf, 1, 2] * xz
+        )
+        Bz = (
+            field_B[kf, 2]
+            + field_G[kf, 2, 0] * xx
+            + field_G[kf, 2, 1] * xy
+            + field_G[kf, 2, 2] * xz
+        )
+        mbx = mag_m[im, 0]
+        mby = mag_m[im, 1]
+        mbz = mag_m[im, 2]
+        mwx, mwy, mwz = _world_of(O, a, mbx, mby, mbz)
+        V -= mwx * Bx + mwy * By + mwz * Bz
+        Fx = field_G[kf, 0, 0] * mwx + field_G[kf, 1, 0] * mwy + field_G[kf, 2, 0] * mwz
+        Fy = field_G[kf, 0, 1] * mwx + field_G[kf, 1, 1] * mwy + field_G[kf, 2, 1] * mwz
+        Fz = field_G[kf, 0, 2] * mwx + field_G[kf, 1, 2] * mwy + field_G[kf, 2, 2] * mwz
+        f_out[n0, 0] += w0 * Fx
+        f_out[n0, 1] += w0 * Fy
+        f_out[n0, 2] += w0 * Fz
+        f_out[n1, 0] += w1 * Fx
+        f_out[n1, 1] += w1 * Fy
+        f_out[n1, 2] += w1 * Fz
+        bx, by, bz = _body_of(O, a, Bx, By, Bz)
+        tau_out[a, 0] += mby * bz - mbz * by
+        tau_out[a, 1] += mbz * bx - mbx * bz
+        tau_out[a, 2] += mbx * by - mby * bx
+    return V
+
+
+@numba.njit(cache=True)
+def _kinetic(p, p_prev, fr, node_mass, node_J, pos_free, rot_free, dt):
+    """Kinetic energy [J] of the step from p_prev to p with rotation parameters fr.
+
+    Translational sum m |dp|^2 / (2 dt^2) plus rotational tr((I - F) J_d) / dt^2
+    = 2 f^T J f / ((1 + |f|^2) dt^2) with F = Cay0(f) and J the standard inertia (n, 3).
+    """
+    ke = 0.0
+    for a in range(p.shape[0]):
+        if pos_free[a]:
+            dx = p[a, 0] - p_prev[a, 0]
+            dy = p[a, 1] - p_prev[a, 1]
+            dz = p[a, 2] - p_prev[a, 2]
+            ke += 0.5 * node_mass[a] * (dx * dx + dy * dy + dz * dz)
+        if rot_free[a]:
+            fx = fr[a, 0]
+            fy = fr[a, 1]
+            fz = fr[a, 2]
+            ke += (
+                2.0
+                * (node_J[a, 0] * fx * fx + node_J[a, 1] * fy * fy + node_J[a, 2] * fz * fz)
+                / (1.0 + fx * fx + fy * fy + fz * fz)
+            )
+    return ke / (dt * dt)
+
+
+@numba.njit(cache=True, inline="always")
+def _solve3(a00, a01, a02, a10, a11, a12, a20, a21, a22, b0, b1, b2):
+    """Solve a 3x3 linear system by Cramer's rule; returns the solution and the determinant."""
+    c00 = a11 * a22 - a12 * a21
+    c01 = a12 * a20 - a10 * a22
+    c02 = a10 * a21 - a11 * a20
+    det = a00 * c00 + a01 * c01 + a02 * c02
+    inv = 1.0 / det
+    x0 = (b0 * c00 + b1 * (a02 * a21 - a01 * a22) + b2 * (a01 * a12 - a02 * a11)) * inv
+    x1 = (b0 * c01 + b1 * (a00 * a22 - a02 * a20) + b2 * (a02 * a10 - a00 * a12)) * inv
+    x2 = (b0 * c02 + b1 * (a01 * a20 - a00 * a21) + b2 * (a00 * a11 - a01 * a10)) * inv
+    return x0, x1, x2, det
+
+
+@numba.njit(cache=True)
+def _run(
+    # state, updated in place: positions at j and j-1, rotations at j, Cayley step j-1 -> j
+    p,
+    p_prev,
+    O,
+    fr,
+    # model
+    elem_len,
+    elem_C1,
+    elem_g0a,
+    elem_g0b,
+    shear_mode,
+    spr_i,
+    spr_j,
+    spr_K,
+    spr_c0,
+    node_mass,
+    node_weight,
+    node_Jd,
+    node_J,
+    pos_free,
+    rot_free,
+    tv_pidx,
+    tv_pw,
+    tv_oidx,
+    tv_ow,
+    tendon_r,
+    tendon_vstart,
+    mag_frame,
+    mag_n0,
+    mag_n1,
+    mag_w1,
+    mag_m,
+    node_c,
+    node_cw,
+    # loads: one row (constant) or one row per step of this call (base: one more)
+    gravity,
+    dist_force,
+    tip_force,
+    tip_moment,
+    tension,
+    field_B,
+    field_G,
+    base_p,
+    base_R,
+    # filter (n_filter = 0 disables): measured positions at steps j and j+1 of this call
+    filt_nodes,
+    meas,
+    filt_R,
+    filt_W,
+    filt_mass,
+    filt_paper,
+    # stepping
+    dt,
+    step0,
+    n_steps,
+    every,
+    # outputs
+    rec_p,
+    rec_O,
+    rec_E,
+    rec_K,
+    ke_prev,
+    work_f,
+    work_tau,
+    work_p,
+):
+    """Advance the integrator n_steps steps from global step step0 (ALGORITHMS.md E.3).
+
+    Per step j: forces at (p^j, O^j), damping -c o v with v = (p^j - p^{j-1}) / dt (and body
+    -c_w o omega^{j-1/2}), explicit translation p^{j+1} = 2 p^j - p^{j-1} + dt^2 f / m,
+    rotation by Newton on the no-half Cayley parameter of F^j solving
+    (F J_d - J_d F^T)^v = (J_d F^{j-1} - F^{j-1,T} J_d)^v + dt^2 tau, O^{j+1} = O^j F^j.
+
+    With a filter (filt_nodes non-empty, ALGORITHMS.md E.5), the damping at those nodes is
+    replaced by the per-step estimate K = -(M^T R M + W)^-1 M^T R (Z + e - d) computed from
+    the measured positions meas[k] (step j) and meas[k + 1] (step j + 1), (n_steps + 1, n_f,
+    3); filt_R (3, 3), filt_W (n_f, 3, 3); filt_mass (n_f,) the paper's l M per node (paper
+    scaling only).
+
+    Samples (global step % every == 0) go to rec_p / rec_O / rec_E (row global_step // every);
+    with a filter the per-step estimates go to rec_K (n_steps, n_filter, 3). ke_prev (1,)
+    carries the kinetic energy of the last step.
+    Returns (status, steps done): status 0 ok, 1 non-finite state, 2 Newton failure.
+    """
+    n = p.shape[0]
+    n_f = filt_nodes.shape[0]
+    for k in range(n_steps):
+        j = step0 + k
+        kd = k if dist_force.shape[0] > 1 else 0
+        kt = k if tip_force.shape[0] > 1 else 0
+        kn = k if tension.shape[0] > 1 else 0
+        kb = k if field_B.shape[0] > 1 else 0
+        kp = k if base_p.shape[0] > 1 else 0
+        kp1 = k + 1 if base_p.shape[0] > 1 else 0
+        sample = j % every == 0
+        if sample:
+            row = j // every
+            for a in range(n):
+                for r in range(3):
+                    rec_p[row, a, r] = p[a, r]
+                    for c in range(3):
+                        rec_O[row, a, r, c] = O[a, r, c]
+        V = _forces(
+            p, O, base_R, elem_len, elem_C1, elem_g0a, elem_g0b, shear_mode,
+            spr_i, spr_j, spr_K, spr_c0, node_mass, node_weight, gravity, dist_force,
+            tip_force, tip_moment, tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r,
+            tendon_vstart, tension, mag_frame, mag_n0, mag_n1,
+            mag_w1, mag_m, field_B, field_G, kp, kd, kt, kn, kb, work_f, work_tau,
+        )  # fmt: skip
+        inv_dt = 1.0 / dt
+        dt2 = dt * dt
+        # Dissipation and the explicit translation update.
+        for a in range(n):
+            if not pos_free[a]:
+                continue
+            vx = (p[a, 0] - p_prev[a, 0]) * inv_dt
+            vy = (p[a, 1] - p_prev[a, 1]) * inv_dt
+            vz = (p[a, 2] - p_prev[a, 2]) * inv_dt
+            h = dt2 / node_mass[a]
+            work_p[a, 0] = 2.0 * p[a, 0] - p_prev[a, 0] + h * (work_f[a, 0] - node_c[a, 0] * vx)
+            work_p[a, 1] = 2.0 * p[a, 1] - p_prev[a, 1] + h * (work_f[a, 1] - node_c[a, 1] * vy)
+            work_p[a, 2] = 2.0 * p[a, 2] - p_prev[a, 2] + h * (work_f[a, 2] - node_c[a, 2] * vz)
+        # Distributed predictive filter (E.5): at the measured nodes the damping is replaced by
+        # the one-step estimate K = -(M^T R M + W)^-1 M^T R (Z + e - d), Z the undamped model
+        # drift p^{j+1} - p^j, e = p^j - y^j the output error, d = y^{j+1} - y^j the trend.
+        for q in range(n_f):
+            a = filt_nodes[q]
+            h = dt2 / node_mass[a]
+            r0 = 0.0
+            r1 = 0.0
+            r2 = 0.0
+            for c in range(3):
+                Z = p[a, c] - p_prev[a, c] + h * work_f[a, c]
+                e = p[a, c] - meas[k, q, c]
+                d = meas[k + 1, q, c] - meas[k, q, c]
+                if c == 0:
+                    r0 = Z + e - d
+                elif c == 1:
+                    r1 = Z + e - d
+                else:
+                    r2 = Z + e - d
+            # M = dp^{j+1}/dK: -(dt^2/m) diag(v) (consistent) or the paper's
+            # -(2 dt^2 / (l M)) O^T diag(p^j - p^{j-1}) dt.
+            dpx = p[a, 0] - p_prev[a, 0]
+            dpy = p[a, 1] - p_prev[a, 1]
+            dpz = p[a, 2] - p_prev[a, 2]
+            if filt_paper:
+                beta = -2.0 * dt2 * dt / filt_mass[q]
+                m00 = beta * O[a, 0, 0] * dpx
+                m01 = beta * O[a, 1, 0] * dpy
+                m02 = beta * O[a, 2, 0] * dpz
+                m10 = beta * O[a, 0, 1] * dpx
+                m11 = beta * O[a, 1, 1] * dpy
+                m12 = beta * O[a, 2, 1] * dpz
+                m20 = beta * O[a, 0, 2] * dpx
+                m21 = beta * O[a, 1, 2] * dpy
+                m22 = beta * O[a, 2, 2] * dpz
+            else:
+                m00 = -h * dpx * inv_dt
+                m11 = -h * dpy * inv_dt
+                m22 = -h * dpz * inv_dt
+                m01 = 0.0
+                m02 = 0.0
+                m10 = 0.0
+                m12 = 0.0
+                m20 = 0.0
+                m21 = 0.0
+            # RM = R M, then A = M^T R M + W and b = M^T R r.
+            R = filt_R
+            n00 = R[0, 0] * m00 + R[0, 1] * m10 + R[0, 2] * m20
+            n01 = R[0, 0] * m01 + R[0, 1] * m11 + R[0, 2] * m21
+            n02 = R[0, 0] * m02 + R[0, 1] * m12 + R[0, 2] * m22
+            n10 = R[1, 0] * m00 + R[1, 1] * m10 + R[1, 2] * m20
+            n11 = R[1, 0] * m01 + R[1, 1] * m11 + R[1, 2] * m21
+            n12 = R[1, 0] * m02 + R[1, 1] * m12 + R[1, 2] * m22
+            n20 = R[2, 0] * m00 + R[2, 1] * m10 + R[2, 2] * m20
+            n21 = R[2, 0] * m01 + R[2, 1] * m11 + R[2, 2] * m21
+            n22 = R[2, 0] * m02 + R[2, 1] * m12 + R[2, 2] * m22
+            W = filt_W[q]
+            K0, K1, K2, _det = _solve3(
+                m00 * n00 + m10 * n10 + m20 * n20 + W[0, 0],
+                m00 * n01 + m10 * n11 + m20 * n21 + W[0, 1],
+                m00 * n02 + m10 * n12 + m20 * n22 + W[0, 2],
+                m01 * n00 + m11 * n10 + m21 * n20 + W[1, 0],
+                m01 * n01 + m11 * n11 + m21 * n21 + W[1, 1],
+                m01 * n02 + m11 * n12 + m21 * n22 + W[1, 2],
+                m02 * n00 + m12 * n10 + m22 * n20 + W[2, 0],
+                m02 * n01 + m12 * n11 + m22 * n21 + W[2, 1],
+                m02 * n02 + m12 * n12 + m22 * n22 + W[2, 2],
+                -(n00 * r0 + n10 * r1 + n20 * r2),
+                -(n01 * r0 + n11 * r1 + n21 * r2),
+                -(n02 * r0 + n12 * r1 + n22 * r2),
+            )
+            rec_K[k, q, 0] = K0
+            rec_K[k, q, 1] = K1
+            rec_K[k, q, 2] = K2
+            # Propagate with the estimate: p^{j+1} = undamped update + M K.
+            work_p[a, 0] = 2.0 * p[a, 0] - p_prev[a, 0] + h * work_f[a, 0]
+            work_p[a, 0] += m00 * K0 + m01 * K1 + m02 * K2
+            work_p[a, 1] = 2.0 * p[a, 1] - p_prev[a, 1] + h * work_f[a, 1]
+            work_p[a, 1] += m10 * K0 + m11 * K1 + m12 * K2
+            work_p[a, 2] = 2.0 * p[a, 2] - p_prev[a, 2] + h * work_f[a, 2]
+            work_p[a, 2] += m20 * K0 + m21 * K1 + m22 * K2
+        # Prescribed base position.
+        for a in range(n):
+            if not pos_free[a]:
+                work_p[a, 0] = base_p[kp1, 0]
+                work_p[a, 1] = base_p[kp1, 1]
+                work_p[a, 2] = base_p[kp1, 2]
+        # Rotations: Newton on the Cayley parameter, node by node.
+        for a in range(n):
+            if not rot_free[a]:
+                # Prescribed (base) rotation: F = O^T R_base(j+1).
+                R = base_R[kp1]
+                r00 = O[a, 0, 0] * R[0, 0] + O[a, 1, 0] * R[1, 0] + O[a, 2, 0] * R[2, 0]
+                r11 = O[a, 0, 1] * R[0, 1] + O[a, 1, 1] * R[1, 1] + O[a, 2, 1] * R[2, 1]
+                r22 = O[a, 0, 2] * R[0, 2] + O[a, 1, 2] * R[1, 2] + O[a, 2, 2] * R[2, 2]
+                r21 = O[a, 0, 2] * R[0, 1] + O[a, 1, 2] * R[1, 1] + O[a, 2, 2] * R[2, 1]
+                r12 = O[a, 0, 1] * R[0, 2] + O[a, 1, 1] * R[1, 2] + O[a, 2, 1] * R[2, 2]
+                r02 = O[a, 0, 0] * R[0, 2] + O[a, 1, 0] * R[1, 2] + O[a, 2, 0] * R[2, 2]
+                r20 = O[a, 0, 2] * R[0, 0] + O[a, 1, 2] * R[1, 0] + O[a, 2, 2] * R[2, 0]
+                r10 = O[a, 0, 1] * R[0, 0] + O[a, 1, 1] * R[1, 0] + O[a, 2, 1] * R[2, 0]
+                r01 = O[a, 0, 0] * R[0, 1] + O[a, 1, 0] * R[1, 1] + O[a, 2, 0] * R[2, 1]
+                s = 1.0 / (1.0 + r00 + r11 + r22)
+                fr[a, 0] = s * (r21 - r12)
+                fr[a, 1] = s * (r02 - r20)
+                fr[a, 2] = s * (r10 - r01)
+                for r in range(3):
+                    for c in range(3):
+                        O[a, r, c] = R[r, c]
+                continue
+            fx = fr[a, 0]
+            fy = fr[a, 1]
+            fz = fr[a, 2]
+            # Previous step F = Cay0(f) = I + 2/(1+|f|^2) (f^ + f^2).
+            s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
+            F01 = s * (-fz + fx * fy)
+            F02 = s * (fy + fx * fz)
+            F10 = s * (fz + fx * fy)
+            F12 = s * (-fx + fy * fz)
+            F20 = s * (-fy + fx * fz)
+            F21 = s * (fx + fy * fz)
+            J1 = node_Jd[a, 0]
+            J2 = node_Jd[a, 1]
+            J3 = node_Jd[a, 2]
+            # Body angular velocity of the last step, omega = 2 f / dt, for angular damping.
+            tx = work_tau[a, 0] - node_cw[a, 0] * 2.0 * fx * inv_dt
+            ty = work_tau[a, 1] - node_cw[a, 1] * 2.0 * fy * inv_dt
+            tz = work_tau[a, 2] - node_cw[a, 2] * 2.0 * fz * inv_dt
+            Ux = J3 * F21 - J2 * F12 + dt2 * tx
+            Uy = J1 * F02 - J3 * F20 + dt2 * ty
+            Uz = J2 * F10 - J1 * F01 + dt2 * tz
+            I1 = 2.0 * node_J[a, 0]
+            I2 = 2.0 * node_J[a, 1]
+            I3 = 2.0 * node_J[a, 2]
+            # Fixed point f = (2J)^-1 (U + U x f + (U.f) f) first: it contracts by about |f|
+            # (the rotation per step), so slow rotations converge in two or three cheap
+            # passes; fast ones fall through to Newton.
+            fx = Ux / I1
+            fy = Uy / I2
+            fz = Uz / I3
+            converged = False
+            for _it in range(_FIXED_POINT_ITER):
+                uf = Ux * fx + Uy * fy + Uz * fz
+                gx = (Ux + (Uy * fz - Uz * fy) + uf * fx) / I1
+                gy = (Uy + (Uz * fx - Ux * fz) + uf * fy) / I2
+                gz = (Uz + (Ux * fy - Uy * fx) + uf * fz) / I3
+                dd = abs(gx - fx) + abs(gy - fy) + abs(gz - fz)
+                fx = gx
+                fy = gy
+                fz = gz
+                if dd <= _FIXED_POINT_TOL * (abs(fx) + abs(fy) + abs(fz)):
+                    converged = True
+                    break
+            for _it in range(0 if converged else _NEWTON_MAX_ITER):
+                uf = Ux * fx + Uy * fy + Uz * fz
+                P0 = Ux + (Uy * fz - Uz * fy) + uf * fx - I1 * fx
+                P1 = Uy + (Uz * fx - Ux * fz) + uf * fy - I2 * fy
+                P2 = Uz + (Ux * fy - Uy * fx) + uf * fz - I3 * fz
+                # A = U^ + (U.f) I + f U^T - 2 J
+                d0, d1, d2, det = _solve3(
+                    uf + fx * Ux - I1, -Uz + fx * Uy, Uy + fx * Uz,
+                    Uz + fy * Ux, uf + fy * Uy - I2, -Ux + fy * Uz,
+                    -Uy + fz * Ux, Ux + fz * Uy, uf + fz * Uz - I3,
+                    P0, P1, P2,
+                )  # fmt: skip
+                fx -= d0
+                fy -= d1
+                fz -= d2
+                if abs(d0) + abs(d1) + abs(d2) <= _NEWTON_TOL * (abs(fx) + abs(fy) + abs(fz)):
+                    converged = True
+                    break
+            if not converged or not (math.isfinite(fx) and math.isfinite(fy) and math.isfinite(fz)):
+                return STATUS_NEWTON, k
+            fr[a, 0] = fx
+            fr[a, 1] = fy
+            fr[a, 2] = fz
+            # O <- O F with the new F.
+            s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
+            G00 = 1.0 - s * (fy * fy + fz * fz)
+            G11 = 1.0 - s * (fx * fx + fz * fz)
+            G22 = 1.0 - s * (fx * fx + fy * fy)
+            G01 = s * (-fz + fx * fy)
+            G02 = s * (fy + fx * fz)
+            G10 = s * (fz + fx * fy)
+            G12 = s * (-fx + fy * fz)
+            G20 = s * (-fy + fx * fz)
+            G21 = s * (fx + fy * fz)
+            for r in range(3):
+                o0 = O[a, r, 0]
+                o1 = O[a, r, 1]
+                o2 = O[a, r, 2]
+                O[a, r, 0] = o0 * G00 + o1 * G10 + o2 * G20
+                O[a, r, 1] = o0 * G01 + o1 * G11 + o2 * G21
+                O[a, r, 2] = o0 * G02 + o1 * G12 + o2 * G22
+        # Kinetic energy of the new step; the energy at j averages the steps j -+ 1/2.
+        ke = _kinetic(work_p, p, fr, node_mass, node_J, pos_free, rot_free, dt)
+        if sample:
+            rec_E[j // every] = V + 0.5 * (ke + ke_prev[0])
+        ke_prev[0] = ke
+        # Shift the translational state; check it.
+        bad = False
+        for a in range(n):
+            for c in range(3):
+                x = work_p[a, c]
+                if not math.isfinite(x):
+                    bad = True
+                p_prev[a, c] = p[a, c]
+                p[a, c] = x
+        if bad:
+            return STATUS_NONFINITE, k
+    return STATUS_OK, n_steps
