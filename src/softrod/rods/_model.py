@@ -116,6 +116,16 @@ class RodModel:
         return self.moment_scale / float(np.max(np.abs(self.tendon_r[:, :2])))
 
     @cached_property
+    def kernel_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+        """(node_s, step_seg, seg_par, tendon_pack, cosserat): the kernels' `geo` argument."""
+        return (self.node_s, self.step_seg, self.seg_par, self.tendon_pack, self.cosserat)
+
+    @cached_property
+    def kernel_base(self) -> tuple[np.ndarray, np.ndarray]:
+        """(base_position, base_rotation): the kernels' `base` argument."""
+        return (self.base_position, self.base_rotation)
+
+    @cached_property
     def tendon_k(self) -> np.ndarray:
         """Tendon stiffness (n_t,) [N/m] with 0 where not given (for the kernels)."""
         return np.nan_to_num(self.tendon_stiffness, nan=0.0)

@@ -28,7 +28,7 @@ from softrod.rods._static import (
     _base_moment_on_shape,
     _loads_at,
     _pcc_tensions,
-    _scales,
+    _problem,
 )
 from softrod.rods._static_kernels import _evaluate, _residual
 
@@ -89,8 +89,7 @@ def _kalman_update(xs, P, J, r, dt, Q, V, max_step, xs_out, P_out):
 
 
 def _x_scale(model: RodModel, n_unk: int) -> np.ndarray:
-    m_scale, t_scale = _scales(model)
-    return np.concatenate([np.full(3, m_scale), np.full(n_unk - 3, t_scale)])
+    return np.concatenate([np.full(3, model.moment_scale), np.full(n_unk - 3, model.tension_scale)])
 
 
 def observer_update(
@@ -98,8 +97,6 @@ def observer_update(
     inp: StaticInputs,
     state: ObserverState | None,
     gains: ObserverGains | None = None,
-    base_position: np.ndarray | None = None,
-    base_rotation: np.ndarray | None = None,
     zero_lag: bool = True,
 ) -> tuple[ObserverState, np.ndarray, np.ndarray, np.ndarray, float, bool]:
     """One observer update: one integration with sensitivities and one Kalman step.
@@ -107,31 +104,25 @@ def observer_update(
     Returns (new state, Y (n_nodes, ny), X (n_nodes, 6), tensions (n_t,), scaled residual
     max-norm of the shape in Y, ok). With `zero_lag` the shape is re-integrated at the
     updated estimate (no sensitivities); otherwise it is the shape the update started from.
+    A moving base or extended segments come in through `model` (see
+    `softrod.sim.with_pose_and_lengths`).
     """
     n_t = model.n_tendons
-    length_mode = inp.lengths is not None
-    n_unk = 3 + (n_t if length_mode else 0)
+    pb = _problem(model, inp)
+    n_unk = pb.n_unknowns
     gains = gains or (state.gains if state is not None else ObserverGains())
     scale = _x_scale(model, n_unk)
-    loads = _loads_at(model, inp, 1.0)
     if state is None:
         # Paper: start from zero curvature; here from the straight robot's load moment.
         x0 = np.zeros(n_unk)
-        x0[:3] = _base_moment_on_shape(model, loads, None)
-        if length_mode:
-            assert inp.lengths is not None
+        x0[:3] = _base_moment_on_shape(model, pb.loads, None)
+        if inp.lengths is not None:
             x0[3:] = _pcc_tensions(model, inp.lengths)
         state = ObserverState(x0 / scale, gains.P0 * np.eye(n_unk), gains)
     elif state.x_scaled.shape != (n_unk,):
         raise ValueError(
             f"observer state has {state.x_scaled.shape[0]} unknowns, this problem needs {n_unk}"
         )
-    bp = model.base_position if base_position is None else np.asarray(base_position, float)
-    bR = model.base_rotation if base_rotation is None else np.asarray(base_rotation, float)
-    tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
-    L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
-    k_t = model.tendon_k
-    m_scale, t_scale = _scales(model)
     ny = 15 + n_t
     Y = np.empty((model.n_nodes, ny))
     X = np.empty((model.n_nodes, 6))
@@ -142,39 +133,13 @@ def observer_update(
     # Known-input prediction: the external loads' base moment changes with the inputs; its
     # change on the last shape (a rigid-body estimate) moves the unknown M(0) before the
     # update, so a moving load costs the observer only its nonlinear part.
-    load_moment = None
     if state.positions is not None and state.load_moment is not None:
-        load_moment = _base_moment_on_shape(model, loads, state.positions)
         x = x.copy()
-        x[:3] += load_moment - state.load_moment
-    ok = _residual(
-        x,
-        length_mode,
-        tau_fixed,
-        bp,
-        bR,
-        model.node_s,
-        model.step_seg,
-        model.seg_par,
-        model.tendon_pack,
-        loads.N_end,
-        loads.q_step,
-        loads.node_moment,
-        model.cosserat,
-        loads.tip_moment,
-        L_cmd,
-        k_t,
-        m_scale,
-        t_scale,
-        True,
-        Y,
-        X,
-        z,
-        r,
-        J,
-    )
-    if not ok:
-        return state, Y, X, tau_fixed, float("inf"), False
+        x[:3] += _base_moment_on_shape(model, pb.loads, state.positions) - state.load_moment
+    if not _residual(
+        x, pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, True, Y, X, z, r, J
+    ):
+        return state, Y, X, pb.tau_fixed, float("inf"), False
     xs_new = np.empty(n_unk)
     P_new = np.empty((n_unk, n_unk))
     _kalman_update(
@@ -189,43 +154,27 @@ def observer_update(
         xs_new,
         P_new,
     )
-    tau = x[3:] if length_mode else tau_fixed
+    tau = x[3:] if pb.length_mode else pb.tau_fixed
     res_norm = float(np.max(np.abs(r)))
     new_state = ObserverState(xs_new, P_new, gains)
     if zero_lag:
+        # Re-integrate at the update (no sensitivities) and report its residual.
         x_new = xs_new * scale
-        tau = x_new[3:] if length_mode else tau_fixed
+        tau = x_new[3:] if pb.length_mode else pb.tau_fixed
         z0 = np.empty(ny)
-        ok = _evaluate(
-            x_new[:3],
-            np.ascontiguousarray(tau),
-            0,
-            bp,
-            bR,
-            model.node_s,
-            model.step_seg,
-            model.seg_par,
-            model.tendon_pack,
-            loads.N_end,
-            loads.q_step,
-            loads.node_moment,
-            model.cosserat,
-            True,
-            Y,
-            X,
-            z0,
-        )
-        if not ok:
+        if not _evaluate(
+            x_new[:3], np.ascontiguousarray(tau), 0, pb.base, pb.geo, pb.ld, True, Y, X, z0
+        ):
             return new_state, Y, X, tau, float("inf"), False
-        res = np.abs(z0[12:15] - loads.tip_moment) / m_scale
-        res_norm = float(res.max())
-        if length_mode:
+        M_tip, L_cmd, k_t, m_scale, t_scale = pb.bc
+        res_norm = float(np.max(np.abs(z0[12:15] - M_tip)) / m_scale)
+        if pb.length_mode:
             stretch = z0[15 : 15 + n_t] - L_cmd
             res_t = np.abs(tau - k_t * np.maximum(stretch, 0.0)) / t_scale
             res_norm = max(res_norm, float(res_t.max()))
     positions = Y[:, :3].copy()
     new_state = ObserverState(
-        xs_new, P_new, gains, positions, _base_moment_on_shape(model, loads, positions)
+        xs_new, P_new, gains, positions, _base_moment_on_shape(model, pb.loads, positions)
     )
     return new_state, Y, X, np.asarray(tau, float), res_norm, True
 

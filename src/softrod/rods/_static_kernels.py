@@ -30,29 +30,18 @@ _SECTION_XTOL = 1e-8
 
 
 @njit(cache=True)
-def _integrate(
-    z,
-    n_dir,
-    node_s,
-    step_seg,
-    seg_par,
-    tendon,
-    tau,
-    N_end,
-    q_step,
-    node_moment,
-    cosserat,
-    store,
-    Y_out,
-    X_out,
-):
+def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out):
     """RK4 over the grid, in place on the augmented state z; returns False on failure.
 
-    N_end : (n_steps, 3) total distal force at each step's end [N]; q_step : (n_steps, 3) line
-    load in each step [N/m]; node_moment : (n_nodes, 3) point moments applied at nodes [N m].
+    geo = (node_s (n_nodes,) [m], step_seg (n_steps,), seg_par (n_seg, 10), tendon (n_t, 4),
+    cosserat): the model (`RodModel.kernel_geometry`). tau : (n_t,) tensions [N].
+    ld = (N_end (n_steps, 3) total distal force at each step's end [N], q_step (n_steps, 3)
+    line load in each step [N/m], node_moment (n_nodes, 3) point moments at nodes [N m]).
     store : when True, write the state y at every node into Y_out (n_nodes, ny) and the
     section strains x = (v, u) into X_out (n_nodes, 6).
     """
+    node_s, step_seg, seg_par, tendon, cosserat = geo
+    N_end, q_step, node_moment = ld
     n_t = tau.shape[0]
     ny = 15 + n_t
     nz = ny * (1 + n_dir)
@@ -458,27 +447,11 @@ def _distal_loads(node_s, step_seg, node_force, seg_par, F_tip, f_dist, gravity,
 
 
 @njit(cache=True)
-def _evaluate(
-    M0,
-    tau,
-    n_dir,
-    base_p,
-    base_R,
-    node_s,
-    step_seg,
-    seg_par,
-    tendon,
-    N_end,
-    q_step,
-    node_moment,
-    cosserat,
-    store,
-    Y_out,
-    X_out,
-    z_out,
-):
-    """Integrate from base moment M0 (3,) with tensions tau (n_t,); z_out receives the final
-    augmented state (ny * (1 + n_dir),). Returns False on failure."""
+def _evaluate(M0, tau, n_dir, base, geo, ld, store, Y_out, X_out, z_out):
+    """Integrate from base moment M0 (3,) with tensions tau (n_t,) from base = (position (3,),
+    rotation (3, 3)); z_out receives the final augmented state (ny * (1 + n_dir),).
+    Returns False on failure."""
+    base_p, base_R = base
     n_t = tau.shape[0]
     ny = 15 + n_t
     for a in range(z_out.shape[0]):
@@ -490,56 +463,18 @@ def _evaluate(
             z_out[3 + 3 * a + c] = base_R[a, c]
     for d in range(min(n_dir, 3)):
         z_out[ny * (1 + d) + 12 + d] = 1.0
-    return _integrate(
-        z_out,
-        n_dir,
-        node_s,
-        step_seg,
-        seg_par,
-        tendon,
-        tau,
-        N_end,
-        q_step,
-        node_moment,
-        cosserat,
-        store,
-        Y_out,
-        X_out,
-    )
+    return _integrate(z_out, n_dir, geo, tau, ld, store, Y_out, X_out)
 
 
 @njit(cache=True)
-def _residual(
-    x,
-    length_mode,
-    tau_fixed,
-    base_p,
-    base_R,
-    node_s,
-    step_seg,
-    seg_par,
-    tendon,
-    N_end,
-    q_step,
-    node_moment,
-    cosserat,
-    M_tip,
-    L_cmd,
-    k_t,
-    m_scale,
-    t_scale,
-    store,
-    Y_out,
-    X_out,
-    z,
-    r_out,
-    J_out,
-):
+def _residual(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_out, J_out):
     """Scaled residual r_out (n,) and its Jacobian J_out (n, n) at unknowns x = (M0, [tau]).
 
+    bc = (M_tip (3,) [N m], L_cmd (n_t,) [m], k_t (n_t,) [N/m], m_scale [N m], t_scale [N]).
     Moment rows: (M(L) - M_tip) / m_scale. Tension rows (length control):
     (tau_j - k_j max(0, l_j - L_cmd_j)) / t_scale. Returns False on failure.
     """
+    M_tip, L_cmd, k_t, m_scale, t_scale = bc
     n_t = tau_fixed.shape[0]
     ny = 15 + n_t
     n = x.shape[0]
@@ -547,25 +482,7 @@ def _residual(
         tau = x[3:]
     else:
         tau = tau_fixed
-    if not _evaluate(
-        x[:3],
-        tau,
-        n,
-        base_p,
-        base_R,
-        node_s,
-        step_seg,
-        seg_par,
-        tendon,
-        N_end,
-        q_step,
-        node_moment,
-        cosserat,
-        store,
-        Y_out,
-        X_out,
-        z,
-    ):
+    if not _evaluate(x[:3], tau, n, base, geo, ld, store, Y_out, X_out, z):
         return False
     for a in range(3):
         r_out[a] = (z[12 + a] - M_tip[a]) / m_scale
@@ -585,31 +502,7 @@ def _residual(
 
 
 @njit(cache=True)
-def _newton(
-    x,
-    length_mode,
-    tau_fixed,
-    base_p,
-    base_R,
-    node_s,
-    step_seg,
-    seg_par,
-    tendon,
-    N_end,
-    q_step,
-    node_moment,
-    cosserat,
-    M_tip,
-    L_cmd,
-    k_t,
-    m_scale,
-    t_scale,
-    tol,
-    max_iter,
-    Y_out,
-    X_out,
-    counters,
-):
+def _newton(x, length_mode, tau_fixed, base, geo, ld, bc, tol, max_iter, Y_out, X_out, counters):
     """Damped Newton shooting on x (in place). counters: [nit, nfev, final residual norm].
 
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
@@ -623,32 +516,7 @@ def _newton(
     r_try = np.empty(n)
     J_try = np.empty((n, n))
     x_try = np.empty(n)
-    ok = _residual(
-        x,
-        length_mode,
-        tau_fixed,
-        base_p,
-        base_R,
-        node_s,
-        step_seg,
-        seg_par,
-        tendon,
-        N_end,
-        q_step,
-        node_moment,
-        cosserat,
-        M_tip,
-        L_cmd,
-        k_t,
-        m_scale,
-        t_scale,
-        True,
-        Y_out,
-        X_out,
-        z,
-        r,
-        J,
-    )
+    ok = _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
     counters[1] += 1
     if not ok:
         return 3
@@ -670,21 +538,10 @@ def _newton(
                 x_try,
                 length_mode,
                 tau_fixed,
-                base_p,
-                base_R,
-                node_s,
-                step_seg,
-                seg_par,
-                tendon,
-                N_end,
-                q_step,
-                node_moment,
-                cosserat,
-                M_tip,
-                L_cmd,
-                k_t,
-                m_scale,
-                t_scale,
+                base,
+                geo,
+                ld,
+                bc,
                 True,
                 Y_out,
                 X_out,
@@ -702,32 +559,7 @@ def _newton(
         counters[0] += 1
         if not accepted:
             # Leave Y_out/X_out describing x, not the rejected trial.
-            _residual(
-                x,
-                length_mode,
-                tau_fixed,
-                base_p,
-                base_R,
-                node_s,
-                step_seg,
-                seg_par,
-                tendon,
-                N_end,
-                q_step,
-                node_moment,
-                cosserat,
-                M_tip,
-                L_cmd,
-                k_t,
-                m_scale,
-                t_scale,
-                True,
-                Y_out,
-                X_out,
-                z,
-                r,
-                J,
-            )
+            _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
             counters[1] += 1
             return 2
         for a in range(n):

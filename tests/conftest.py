@@ -1,0 +1,28 @@
+"""Shared test setup: makes the independent oracle importable and provides inline robots."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+# `reference` (the independent oracle and the inline robots) lives beside the tests; make it
+# importable however pytest was started (with or without tests/__init__.py, from any cwd).
+TESTS_DIR = Path(__file__).resolve().parent
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from reference.robots import soft_rod_dict, tdcr3_dict  # noqa: E402
+
+
+@pytest.fixture
+def tdcr3() -> dict:
+    """Three-segment Kirchhoff TDCR with disk masses and a tilted base (fresh copy)."""
+    return tdcr3_dict()
+
+
+@pytest.fixture
+def soft_rod() -> dict:
+    """Two-segment soft Cosserat rod with precurvature (fresh copy)."""
+    return soft_rod_dict()
