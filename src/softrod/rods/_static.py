@@ -13,10 +13,11 @@ import numpy as np
 
 from softrod.description import RobotSpec, load_robot
 from softrod.rods._model import RodModel, compile_model
+from softrod.rods._multishoot import multiple_shooting
 from softrod.rods._static_kernels import (
     _distal_loads,
+    _distal_moments_on_shape,
     _evaluate,
-    _load_moment_on_shape,
     _newton,
     _section_loads,
 )
@@ -49,6 +50,14 @@ _DIRECT_LOAD_ANGLE = 3.0
 #: Scaled residual below which a Newton stall is round-off, not divergence (the shipped
 #: robots converge to ~1e-13-1e-15; 1e-10 is the default rtol).
 _ROUND_OFF_RESIDUAL = 1e-11
+#: Above this external-load bending angle [rad] the solver switches to multiple shooting:
+#: single shooting's conditioning grows like exp(sqrt(angle)) and, measured, lets Newton land
+#: on looped equilibria from about P L^2 / EI = 25-50 on a cantilever.
+_MULTI_SHOOT_ANGLE = 10.0
+#: sqrt(load angle) per multiple-shooting interval: each interval is then conditioned like
+#: a single-shooting problem at load angle 2.25 (~exp(1.5)).
+_ROOT_ANGLE_PER_INTERVAL = 1.5
+_MAX_INTERVALS = 32
 
 
 @dataclass(frozen=True)
@@ -351,7 +360,10 @@ def _assemble(
         tendon_length=lengths,
         base_moment=Y[0, 12:15].copy(),
         load_scale=float(load_scale),
-        extra={"load_moment": _base_moment_on_shape(model, loads, positions)},
+        extra={
+            "load_moments": _distal_moments(model, loads, positions),
+            "total_moment": Y[:, 12:15].copy(),
+        },
     )
 
 
@@ -447,20 +459,16 @@ def _problem(model: RodModel, inp: StaticInputs, lam: float = 1.0) -> _Problem:
     )
 
 
-def _base_moment_on_shape(
-    model: RodModel, loads: _Loads, positions: np.ndarray | None
-) -> np.ndarray:
-    """Total base moment of the loads acting on a given shape (n_nodes, 3) [N m].
-
-    Exact for the shape given; with a previous equilibrium (warm start) or the straight robot
-    (cold start) it is the rigid-body predictor of the shooting unknown M(0). Tendons are
-    internal and do not enter.
-    """
+def _distal_moments(model: RodModel, loads: _Loads, positions: np.ndarray | None) -> np.ndarray:
+    """Moment of the external loads distal to each node about it, on a given shape
+    (n_nodes, 3) [N m]; the straight robot when positions is None. At equilibrium this is the
+    total section moment M; on a previous equilibrium (warm start) or the straight robot (cold
+    start) it is the rigid-body predictor of M. Tendons are internal and do not enter."""
     if positions is None:
         axis = model.base_rotation[:, 2]
         positions = model.base_position + model.node_s[:, None] * axis
-    out = np.empty(3)
-    _load_moment_on_shape(
+    out = np.empty((model.n_nodes, 3))
+    _distal_moments_on_shape(
         np.ascontiguousarray(positions),
         model.node_s,
         loads.N_end,
@@ -472,19 +480,269 @@ def _base_moment_on_shape(
     return out
 
 
+def _base_moment_on_shape(
+    model: RodModel, loads: _Loads, positions: np.ndarray | None
+) -> np.ndarray:
+    """Total base moment of the loads acting on a given shape (3,) [N m]."""
+    return _distal_moments(model, loads, positions)[0]
+
+
+def _zero_inputs(model: RodModel, inp: StaticInputs) -> StaticInputs:
+    """The unloaded robot in the same input mode: no loads, tendons unloaded (tensions 0) or
+    at their straight path length (length control)."""
+    z3 = np.zeros(3)
+    return StaticInputs(
+        tensions=None if inp.lengths is not None else np.zeros(model.n_tendons),
+        lengths=model.tendon_rest_length.copy() if inp.lengths is not None else None,
+        tip_force=z3,
+        tip_moment=z3,
+        distributed_force=z3,
+        gravity=z3,
+        point_loads=tuple((s_p, z3, z3) for s_p, _, _ in inp.point_loads),
+    )
+
+
+def _blend(a: StaticInputs, b: StaticInputs, mu: float) -> StaticInputs | None:
+    """(1 - mu) a + mu b, or None when the two are not comparable (modes, point loads)."""
+    if (a.lengths is None) != (b.lengths is None):
+        return None
+    if [p[0] for p in a.point_loads] != [p[0] for p in b.point_loads]:
+        return None
+
+    def mix(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None or y is None else (1.0 - mu) * x + mu * y
+
+    return StaticInputs(
+        tensions=mix(a.tensions, b.tensions),
+        lengths=mix(a.lengths, b.lengths),
+        tip_force=(1.0 - mu) * a.tip_force + mu * b.tip_force,
+        tip_moment=(1.0 - mu) * a.tip_moment + mu * b.tip_moment,
+        distributed_force=(1.0 - mu) * a.distributed_force + mu * b.distributed_force,
+        gravity=(1.0 - mu) * a.gravity + mu * b.gravity,
+        point_loads=tuple(
+            (pa[0], (1.0 - mu) * pa[1] + mu * pb[1], (1.0 - mu) * pa[2] + mu * pb[2])
+            for pa, pb in zip(a.point_loads, b.point_loads, strict=True)
+        ),
+    )
+
+
+def _load_number(model: RodModel, inp: StaticInputs) -> float:
+    """~ P L^2 / EI of the external loads: the larger of their base moment on the straight
+    robot and their largest distal force times L, over the moment scale (tendons are internal).
+    It sets both the nonlinearity and the conditioning of shooting (~ exp(sqrt(.)))."""
+    loads = _loads_at(model, inp, 1.0)
+    straight = float(np.linalg.norm(_base_moment_on_shape(model, loads, None)))
+    force = float(np.abs(loads.N_end).max(initial=0.0)) * model.total_length
+    return max(straight, force) / model.moment_scale
+
+
+@dataclass
+class _March:
+    """State of a multiple-shooting march: the last equilibrium's inputs and node arrays."""
+
+    inputs: StaticInputs
+    positions: np.ndarray
+    rotations: np.ndarray
+    moments: np.ndarray
+    tau: np.ndarray
+    residual: float
+    nit: int = 0
+    nfev: int = 0
+
+
+def _march(
+    model: RodModel,
+    start: _March,
+    target: StaticInputs,
+    K: int,
+    rtol: float,
+    max_iter: int,
+    Y: np.ndarray,
+    X: np.ndarray,
+) -> tuple[_March, float, int]:
+    """Multiple shooting along the straight input path from `start` (an equilibrium) to
+    `target`, in steps of at most `_DIRECT_LOAD_ANGLE` of load number. Each step starts every
+    interval from the last equilibrium (frames, and moments plus the load change on its
+    shape). Returns (last equilibrium, fraction of the path reached, status)."""
+    gap = _blend(target, start.inputs, 1.0)
+    assert gap is not None
+    delta = StaticInputs(
+        tensions=None
+        if target.tensions is None or start.inputs.tensions is None
+        else target.tensions - start.inputs.tensions,
+        lengths=None,
+        tip_force=target.tip_force - start.inputs.tip_force,
+        tip_moment=target.tip_moment - start.inputs.tip_moment,
+        distributed_force=target.distributed_force - start.inputs.distributed_force,
+        gravity=target.gravity - start.inputs.gravity,
+        point_loads=tuple(
+            (a[0], a[1] - b[1], a[2] - b[2])
+            for a, b in zip(target.point_loads, start.inputs.point_loads, strict=True)
+        ),
+    )
+    dmu_max = min(1.0, _DIRECT_LOAD_ANGLE / max(_load_number(model, delta), 1e-12))
+    dmu = dmu_max
+    mu, cur, status, solves = 0.0, start, 0, 0
+    loads_cur = _loads_at(model, cur.inputs, 1.0)
+    while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+        trial = min(1.0, mu + dmu)
+        inp_t = _blend(start.inputs, target, trial)
+        assert inp_t is not None
+        pb = _problem(model, inp_t, 1.0)
+        mom = cur.moments + (
+            _distal_moments(model, pb.loads, cur.positions)
+            - _distal_moments(model, loads_cur, cur.positions)
+        )
+        st, _, tau, res, it, fe = multiple_shooting(
+            model,
+            pb,
+            K,
+            mom[0],
+            cur.tau,
+            cur.rotations,
+            mom,
+            rtol,
+            max_iter if trial == 1.0 and mu == 0.0 else 12,
+            Y,
+            X,
+        )
+        solves += 1
+        cur.nit += it
+        cur.nfev += fe
+        if st == 0:
+            cur = _March(
+                inp_t,
+                Y[:, 0:3].copy(),
+                Y[:, 3:12].reshape(-1, 3, 3).copy(),
+                Y[:, 12:15].copy(),
+                tau,
+                res,
+                cur.nit,
+                cur.nfev,
+            )
+            loads_cur, mu = pb.loads, trial
+            dmu = min(2.0 * dmu, dmu_max)
+        else:
+            status = st
+            dmu *= 0.5
+            if dmu < _MIN_LOAD_STEP:
+                break
+    if mu >= 1.0:
+        status = 0
+    elif status == 0:
+        status = 1
+    return cur, mu, status
+
+
+def _solve_multiple(
+    model: RodModel,
+    inp: StaticInputs,
+    guess: StaticResult | None,
+    K: int,
+    rtol: float,
+    max_iter: int,
+) -> StaticResult:
+    """Heavy loads: multiple shooting over K intervals. From a guess (a previous result of
+    this robot) the loads move from the guess's inputs to these along a straight path; else,
+    or if that fails, they are ramped from the unloaded robot. Each step starts from the last
+    equilibrium, so the answer is the equilibrium branch a robot follows as its loads change."""
+    n_t = model.n_tendons
+    Y = np.empty((model.n_nodes, 15 + n_t))
+    X = np.empty((model.n_nodes, 6))
+    nit = nfev = 0
+    result: _March | None = None
+    status, frac = 1, 0.0
+    old = guess.extra.get("inputs") if guess is not None else None
+    if (
+        guess is not None
+        and old is not None
+        and guess.positions.shape == (model.n_nodes, 3)
+        and _blend(old, inp, 0.0) is not None
+    ):
+        start = _March(
+            old,
+            guess.positions,
+            guess.rotations,
+            guess.extra["total_moment"],
+            guess.tendon_tension.copy(),
+            guess.residual,
+        )
+        result, frac, status = _march(model, start, inp, K, rtol, max_iter, Y, X)
+        nit, nfev = result.nit, result.nfev
+    lam = 1.0
+    if status != 0:
+        # Ramp from the unloaded robot (M = 0 everywhere, straight or precurved frames).
+        zero = _zero_inputs(model, inp)
+        pb0 = _problem(model, zero, 1.0)
+        rot = np.repeat(model.base_rotation[None], model.n_nodes, axis=0)
+        st, _, tau0, res0, it, fe = multiple_shooting(
+            model,
+            pb0,
+            K,
+            np.zeros(3),
+            np.zeros(n_t),
+            rot,
+            np.zeros((model.n_nodes, 3)),
+            rtol,
+            max_iter,
+            Y,
+            X,
+        )
+        start = _March(
+            zero,
+            Y[:, 0:3].copy(),
+            Y[:, 3:12].reshape(-1, 3, 3).copy(),
+            Y[:, 12:15].copy(),
+            tau0,
+            res0,
+            it,
+            fe,
+        )
+        result, lam, status = _march(model, start, inp, K, rtol, max_iter, Y, X)
+        nit, nfev = nit + result.nit, nfev + result.nfev
+        if st != 0:
+            status, lam = st, 0.0
+    assert result is not None
+    # Y holds the last multiple-shooting evaluation; re-evaluate the accepted equilibrium.
+    pb = _problem(model, result.inputs, 1.0)
+    multiple_shooting(
+        model, pb, K, result.moments[0], result.tau, result.rotations, result.moments, rtol, 0, Y, X
+    )
+    tau = result.tau.copy() if inp.lengths is not None else pb.tau_fixed.copy()
+    if inp.lengths is not None:
+        tau[Y[-1, 15 : 15 + n_t] <= pb.bc[1]] = 0.0
+    if status == 0:
+        message = f"converged (multiple shooting, {K} intervals)"
+    else:
+        message = (
+            f"did not converge (multiple shooting, {K} intervals): "
+            f"{_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is the equilibrium "
+            f"at {100 * lam:.1f}% of the load"
+        )
+    out = _assemble(
+        model, "shooting", Y, X, tau, pb.loads, status, message, result.residual, nit, nfev, lam
+    )
+    out.extra["inputs"] = result.inputs
+    return out
+
+
 def _solve_shooting(
     model: RodModel,
     inp: StaticInputs,
     guess: StaticResult | None,
     rtol: float,
     max_iter: int,
+    intervals: int | None = None,
 ) -> StaticResult:
+    """Newton shooting; `intervals` forces multiple shooting over that many intervals (default:
+    single shooting, multiple shooting when the external load is large)."""
+    if intervals is not None and (not isinstance(intervals, int) or intervals < 1):
+        raise ValueError(f"intervals must be a positive integer, got {intervals!r}")
     n_t = model.n_tendons
     length_mode = inp.lengths is not None
     n_unk = 3 + (n_t if length_mode else 0)
     tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
     L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
-    m_scale = model.moment_scale
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
     counters = np.zeros(3)
@@ -520,10 +778,10 @@ def _solve_shooting(
         moment = _base_moment_on_shape(
             model, _loads_at(model, inp, 1.0), guess.positions if same_grid else None
         )
-        old = guess.extra.get("load_moment")
+        old = guess.extra.get("load_moments")
         # The guess's own unknown plus the change of the loads' moment on its shape: exact
         # when the loads are unchanged, the rigid-body predictor when they move.
-        x0[:3] = guess.base_moment + (moment - old) if same_grid and old is not None else moment
+        x0[:3] = guess.base_moment + (moment - old[0]) if same_grid and old is not None else moment
         if length_mode:
             x0[3:] = guess.tendon_tension
     else:
@@ -561,9 +819,19 @@ def _solve_shooting(
             return x_lam, lam, st or 1
         return x_lam, 1.0, 0
 
+    # Load number ~ P L^2 / EI: the largest distal force (tendons are internal) or the base
+    # moment of the loads on the straight robot, over the bending stiffness. It sets both the
+    # nonlinearity and the conditioning of shooting (growth ~ exp(sqrt(load number))).
+    load_angle = _load_number(model, inp)
+    if intervals is None and load_angle > _MULTI_SHOOT_ANGLE:
+        root = np.sqrt(load_angle) / _ROOT_ANGLE_PER_INTERVAL
+        intervals = int(np.ceil(root)) if np.isfinite(root) else _MAX_INTERVALS
+    if intervals is not None and intervals > 1:
+        K = min(_MAX_INTERVALS, intervals)
+        out = _solve_multiple(model, inp, guess, K, rtol, max_iter)
+        return out
     # A cold start under a large external load goes straight to continuation: Newton from
     # the straight robot can land on a looped (unstable) equilibrium branch.
-    load_angle = float(np.linalg.norm(x0[:3])) / m_scale
     if guess is None and load_angle > _DIRECT_LOAD_ANGLE:
         step = _DIRECT_LOAD_ANGLE / load_angle
         x, lam_reached, status = continuation(step, step)
@@ -588,7 +856,7 @@ def _solve_shooting(
             f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
             f"the equilibrium at {100 * lam_reached:.1f}% of the load"
         )
-    return _assemble(
+    out = _assemble(
         model,
         "shooting",
         Y,
@@ -602,6 +870,9 @@ def _solve_shooting(
         int(counters[1]),
         lam_reached,
     )
+    # The inputs this shape is in equilibrium with (warm starts march from them).
+    out.extra["inputs"] = _blend(_zero_inputs(model, inp), inp, lam_reached)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,6 +1048,7 @@ def solve_static(
     rtol: float = DEFAULT_RTOL,
     max_iter: int = DEFAULT_MAX_ITER,
     steps: int | None = None,
+    **options: Any,
 ) -> StaticResult:
     """Static equilibrium of a continuum robot.
 
@@ -798,6 +1070,9 @@ def solve_static(
     rtol : tolerance on the scaled boundary residual (see `DEFAULT_RTOL`).
     max_iter : Newton iterations before load continuation takes over.
     steps : integration steps along the backbone (default from the model).
+    **options : method options. shooting: `intervals` (int) forces multiple shooting over
+        that many intervals; by default single shooting is used and multiple shooting takes
+        over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`.
 
     Returns
     -------
@@ -815,7 +1090,12 @@ def solve_static(
     inp = check_inputs(
         model, tensions, lengths, tip_force, tip_moment, distributed_force, gravity, point_loads
     )
-    return METHODS[method](model, inp, guess, float(rtol), max_iter)
+    if options and method != "shooting":
+        raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
+    unknown = set(options) - {"intervals"}
+    if unknown:
+        raise ValueError(f"unknown option {sorted(unknown)[0]!r} for method {method!r}")
+    return METHODS[method](model, inp, guess, float(rtol), max_iter, **options)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ _SECTION_XTOL = 1e-8
 
 
 @njit(cache=True)
-def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out):
+def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3):
     """RK4 over the grid, in place on the augmented state z; returns False on failure.
 
     geo = (node_s (n_nodes,) [m], step_seg (n_steps,), seg_par (n_seg, 10), tendon (n_t, 4),
@@ -39,6 +39,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out):
     line load in each step [N/m], node_moment (n_nodes, 3) point moments at nodes [N m]).
     store : when True, write the state y at every node into Y_out (n_nodes, ny) and the
     section strains x = (v, u) into X_out (n_nodes, 6).
+    k0, k1 : integrate nodes k0..k1 only (default the whole grid; multiple shooting).
+    tdir0 : index of the first tension direction among the n_dir sensitivities.
     """
     node_s, step_seg, seg_par, tendon, cosserat = geo
     N_end, q_step, node_moment = ld
@@ -56,9 +58,11 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out):
     T = np.zeros((n_t, 3))  # unit tendon tangents (body frame)
     b = np.zeros(6)
     n_steps = step_seg.shape[0]
-    for k in range(n_steps + 1):
-        last = k == n_steps
-        seg = step_seg[k - 1] if last else step_seg[k]
+    if k1 < 0:
+        k1 = n_steps
+    for k in range(k0, k1 + 1):
+        last = k == k1
+        seg = step_seg[k - 1] if last and k > 0 else step_seg[min(k, n_steps - 1)]
         sa = node_s[k]
         sb = sa if last else node_s[k + 1]
         h = sb - sa
@@ -334,8 +338,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out):
                 b[3] = e00 * M0 + e10 * M1 + e20 * M2 + r00 * dM0 + r10 * dM1 + r20 * dM2
                 b[4] = e01 * M0 + e11 * M1 + e21 * M2 + r01 * dM0 + r11 * dM1 + r21 * dM2
                 b[5] = e02 * M0 + e12 * M1 + e22 * M2 + r02 * dM0 + r12 * dM1 + r22 * dM2
-                if d >= 3:
-                    j = d - 3
+                if d >= tdir0:
+                    j = d - tdir0
                     if tendon[j, 3] >= seg:
                         # minus dg/dtau_j: tendon j's force and moment on the section
                         t0, t1, t2 = T[j, 0], T[j, 1], T[j, 2]
@@ -464,6 +468,48 @@ def _evaluate(M0, tau, n_dir, base, geo, ld, store, Y_out, X_out, z_out):
     for d in range(min(n_dir, 3)):
         z_out[ny * (1 + d) + 12 + d] = 1.0
     return _integrate(z_out, n_dir, geo, tau, ld, store, Y_out, X_out)
+
+
+@njit(cache=True)
+def _evaluate_interval(
+    p0, R0, M0, l0, tau, rot_dirs, n_tau_dirs, geo, ld, k0, k1, Y_out, X_out, z_out
+):
+    """Integrate nodes k0..k1 from (p0, R0, M0, l0) for multiple shooting, storing the nodes.
+
+    Sensitivity directions: with rot_dirs, three rotations of the start frame
+    (dR = R0 [e_d]x), then three of M0, then n_tau_dirs tensions; without, M0 then tensions.
+    z_out : (ny * (1 + n_dir),) receives the end state. Returns False on failure.
+    """
+    n_t = tau.shape[0]
+    ny = 15 + n_t
+    n_rot = 3 if rot_dirs else 0
+    n_dir = n_rot + 3 + n_tau_dirs
+    for a in range(z_out.shape[0]):
+        z_out[a] = 0.0
+    for a in range(3):
+        z_out[a] = p0[a]
+        z_out[12 + a] = M0[a]
+        for c in range(3):
+            z_out[3 + 3 * a + c] = R0[a, c]
+    for i in range(n_t):
+        z_out[15 + i] = l0[i]
+    for d in range(n_rot):
+        o = ny * (1 + d)
+        # R0 [e_d]x: column-wise cross products of R0's rows with e_d.
+        for a in range(3):
+            r0, r1, r2 = R0[a, 0], R0[a, 1], R0[a, 2]
+            if d == 0:
+                z_out[o + 3 + 3 * a + 1] = r2
+                z_out[o + 3 + 3 * a + 2] = -r1
+            elif d == 1:
+                z_out[o + 3 + 3 * a + 0] = -r2
+                z_out[o + 3 + 3 * a + 2] = r0
+            else:
+                z_out[o + 3 + 3 * a + 0] = r1
+                z_out[o + 3 + 3 * a + 1] = -r0
+    for d in range(3):
+        z_out[ny * (1 + n_rot + d) + 12 + d] = 1.0
+    return _integrate(z_out, n_dir, geo, tau, ld, True, Y_out, X_out, k0, k1, n_rot + 3)
 
 
 @njit(cache=True)
@@ -608,39 +654,26 @@ def _section_loads(Y, X, N_node, node_seg, seg_par, tendon, tau, force_out, mome
 
 
 @njit(cache=True)
-def _load_moment_on_shape(positions, node_s, N_end, q_step, node_moment, tip_moment, out):
-    """Total base moment of the loads acting on a given shape (n_nodes, 3), into out (3,).
+def _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, tip_moment, out):
+    """Moment of the external loads distal to each node about that node, on a given shape.
 
-    Point forces at nodes come from differences of N_end; line loads by the trapezoid rule
-    (exact for a straight shape). Tendons are internal and do not enter.
+    positions (n_nodes, 3) [m] -> out (n_nodes, 3) [N m] (distal side of every node, i.e.
+    what the total section moment M equals at equilibrium). Line loads by the trapezoid rule.
     """
     n_steps = N_end.shape[0]
-    p0 = positions[0]
     for a in range(3):
-        out[a] = tip_moment[a]
-    for k in range(n_steps + 1):
-        for a in range(3):
-            out[a] += node_moment[k, a]
-    for k in range(n_steps):
+        out[n_steps, a] = tip_moment[a]
+    for k in range(n_steps - 1, -1, -1):
         h = node_s[k + 1] - node_s[k]
-        # Point force entering at node k+1 (what N gains crossing it from distal).
-        if k == n_steps - 1:
-            f0, f1, f2 = N_end[k, 0], N_end[k, 1], N_end[k, 2]
-        else:
-            h1 = node_s[k + 2] - node_s[k + 1]
-            f0 = N_end[k, 0] - N_end[k + 1, 0] - q_step[k + 1, 0] * h1
-            f1 = N_end[k, 1] - N_end[k + 1, 1] - q_step[k + 1, 1] * h1
-            f2 = N_end[k, 2] - N_end[k + 1, 2] - q_step[k + 1, 2] * h1
-        a0 = positions[k + 1, 0] - p0[0]
-        a1 = positions[k + 1, 1] - p0[1]
-        a2 = positions[k + 1, 2] - p0[2]
-        out[0] += a1 * f2 - a2 * f1
-        out[1] += a2 * f0 - a0 * f2
-        out[2] += a0 * f1 - a1 * f0
-        m0 = 0.5 * (a0 + positions[k, 0] - p0[0]) * h
-        m1 = 0.5 * (a1 + positions[k, 1] - p0[1]) * h
-        m2 = 0.5 * (a2 + positions[k, 2] - p0[2]) * h
-        q0, q1, q2 = q_step[k, 0], q_step[k, 1], q_step[k, 2]
-        out[0] += m1 * q2 - m2 * q1
-        out[1] += m2 * q0 - m0 * q2
-        out[2] += m0 * q1 - m1 * q0
+        d0 = positions[k + 1, 0] - positions[k, 0]
+        d1 = positions[k + 1, 1] - positions[k, 1]
+        d2 = positions[k + 1, 2] - positions[k, 2]
+        f0 = N_end[k, 0] + 0.5 * h * q_step[k, 0]
+        f1 = N_end[k, 1] + 0.5 * h * q_step[k, 1]
+        f2 = N_end[k, 2] + 0.5 * h * q_step[k, 2]
+        m_next0 = node_moment[k + 1, 0] if k + 1 < n_steps else 0.0
+        m_next1 = node_moment[k + 1, 1] if k + 1 < n_steps else 0.0
+        m_next2 = node_moment[k + 1, 2] if k + 1 < n_steps else 0.0
+        out[k, 0] = out[k + 1, 0] + m_next0 + d1 * f2 - d2 * f1
+        out[k, 1] = out[k + 1, 1] + m_next1 + d2 * f0 - d0 * f2
+        out[k, 2] = out[k + 1, 2] + m_next2 + d0 * f1 - d1 * f0
