@@ -1,0 +1,289 @@
+"""Convert a SoMo manipulator definition (YAML/JSON/dict) into a softrod robot description.
+
+SoMo describes each actuator as `n_segments` rigid links with spring joints (`spring_stiffness`
+kappa per axis). softrod describes the continuum: each SoMo actuator becomes one segment whose
+backbone bending stiffness EI reproduces kappa (`bending_stiffness_from_joint`, rule "somo" by
+default: the beam SoMo's eq. 8 was calibrated from). The section comes from the link shape;
+E = EI / I. What cannot be mapped is listed in the returned notes, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from softrod.description import RobotSpec, load_robot
+from softrod.somo._calibration import bending_stiffness_from_joint
+
+__all__ = ["SomoImport", "import_somo", "read_somo", "IMPORT_RULES"]
+
+IMPORT_RULES = ("somo", "tip", "midpoint", "chain")
+#: Poisson ratio used when the SoMo actuator has no torsion joint (rigid in torsion there):
+#: 0.5, an incompressible elastomer, the usual material of SoMo's pneumatic actuators.
+DEFAULT_POISSON = 0.5
+#: Relative difference above which two stiffnesses count as different in the notes.
+REL_DIFF = 0.01
+
+
+@dataclass(frozen=True)
+class SomoImport:
+    """Result of `import_somo`: the description, what could not be mapped, and SoMo's N."""
+
+    robot: RobotSpec
+    notes: tuple[str, ...]
+    n_links: tuple[int, ...]
+
+
+def read_somo(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
+    """A SoMo manipulator definition as a dict (YAML or JSON file, or a dict)."""
+    if isinstance(source, Mapping):
+        return dict(source)
+    path = Path(source)
+    if not path.is_file():
+        raise ValueError(f"SoMo definition not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ValueError(f"cannot parse {path}: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def _num(where: str, value: Any, positive: bool = True) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or (positive and not x > 0):
+        raise ValueError(f"{where} must be {'> 0' if positive else 'finite'}, got {value!r}")
+    return x
+
+
+def _section(
+    where: str, link: Mapping[str, Any], scale: float
+) -> tuple[dict[str, float], float, str]:
+    """(section fields, I about link x [m^4], description) of a SoMo link's cross-section."""
+    shape = str(link.get("shape_type", "")).lower()
+    dims = link.get("dimensions")
+    if not isinstance(dims, list | tuple) or not dims:
+        raise ValueError(f"{where}.dimensions must be a list of numbers, got {dims!r}")
+    d = [_num(f"{where}.dimensions[{i}]", v) / scale for i, v in enumerate(dims)]
+    if shape in ("box", "stadium") and len(d) >= 2:
+        a, b = d[0], d[1]  # x and y extent; z is along the actuator
+        area = a * b
+        i_x, i_y = a * b**3 / 12.0, b * a**3 / 12.0
+        fields = {"second_moment": i_x, "polar_moment": i_x + i_y, "area": area}
+        text = f"{shape} {a * 1e3:.3g} x {b * 1e3:.3g} mm"
+        if shape == "stadium":
+            text += " (treated as its bounding box)"
+        return fields, i_x, text
+    if shape in ("cylinder", "capsule", "sphere"):
+        r = d[0]
+        return {"radius": r}, math.pi * r**4 / 4.0, f"{shape} radius {r * 1e3:.3g} mm"
+    raise ValueError(
+        f"{where}.shape_type must be box, stadium, cylinder, capsule or sphere, got {shape!r}"
+    )
+
+
+def import_somo(
+    source: str | Path | Mapping[str, Any],
+    *,
+    world_scale: float = 1.0,
+    rule: str = "somo",
+    name: str | None = None,
+) -> SomoImport:
+    """Convert a SoMo manipulator definition (module docstring).
+
+    Parameters
+    ----------
+    world_scale : SoMo's world scale Y of the file (lengths x Y, stiffnesses and torques x Y^2,
+        masses unscaled); the description is written in SI (divided back).
+    rule : how `spring_stiffness` maps to EI: "somo" (eq. 8 inverted: the beam SoMo was
+        calibrated to), "tip" / "midpoint" (the file's kappa came from those rules), or "chain"
+        (the beam that bends like SoMo's chain at the tip).
+    """
+    if rule not in IMPORT_RULES:
+        raise ValueError(f"--rule must be one of {', '.join(IMPORT_RULES)}, got {rule!r}")
+    Y = _num("--world-scale", world_scale)
+    data = read_somo(source)
+    notes: list[str] = []
+    acts = data.get("actuator_definitions")
+    if not isinstance(acts, list) or not acts:
+        raise ValueError("actuator_definitions must be a non-empty list of actuators")
+    n_act = data.get("n_act")
+    if n_act is not None and int(n_act) != len(acts):
+        notes.append(
+            f"n_act is {n_act} but {len(acts)} actuators are defined; used the definitions"
+        )
+
+    segments: list[dict[str, Any]] = []
+    n_links: list[int] = []
+    EIs: list[float] = []
+    sections: list[dict[str, float]] = []
+    GJs: list[float | None] = []
+    densities: list[float] = []
+    for a, act in enumerate(acts):
+        where = f"actuator_definitions[{a}]"
+        if not isinstance(act, Mapping):
+            raise ValueError(f"{where} must be a mapping, got {act!r}")
+        L = _num(f"{where}.actuator_length", act.get("actuator_length")) / Y
+        N = act.get("n_segments")
+        if not isinstance(N, int) or N < 1:
+            raise ValueError(f"{where}.n_segments must be an integer >= 1, got {N!r}")
+        link = act.get("link_definition")
+        if not isinstance(link, Mapping):
+            raise ValueError(f"{where}.link_definition must be a mapping")
+        section, i_x, section_text = _section(f"{where}.link_definition", link, Y)
+        mass = _num(f"{where}.link_definition.mass", link.get("mass", 0.0), positive=False)
+        # Joints by axis: x and y bend, z twists.
+        joints = act.get("joint_definitions") or []
+        kappa: dict[str, float] = {}
+        rest: dict[str, float] = {}
+        for j, jd in enumerate(joints):
+            jw = f"{where}.joint_definitions[{j}]"
+            if str(jd.get("joint_type", "revolute")) != "revolute":
+                notes.append(
+                    f"{jw}: joint_type {jd.get('joint_type')!r} not mapped (revolute only)"
+                )
+                continue
+            axis = [float(v) for v in jd.get("axis", [])]
+            nz = [i for i, v in enumerate(axis) if v != 0]
+            if len(axis) != 3 or len(nz) != 1:
+                notes.append(f"{jw}: axis {axis} is not a body axis; not mapped")
+                continue
+            ax = "xyz"[nz[0]]
+            if ax in kappa:
+                notes.append(
+                    f"{jw}: a second joint about {ax} (SoMo stacks it at the same link); only "
+                    "the first is mapped"
+                )
+                continue
+            # Torques and stiffnesses scale with Y^2 (SoMo §III-B.4), angles not at all.
+            kappa[ax] = _num(f"{jw}.spring_stiffness", jd.get("spring_stiffness")) / Y**2
+            rest[ax] = math.copysign(1.0, axis[nz[0]]) * float(jd.get("joint_neutral_position", 0))
+            off = jd.get("neutral_axis_offset")
+            if off is not None and any(float(v) != 0 for v in off):
+                notes.append(
+                    f"{jw}: neutral_axis_offset {list(off)} not mapped (softrod's bending axis "
+                    "is the backbone centreline)"
+                )
+            if "joint_control_limit_force" in jd:
+                notes.append(
+                    f"{jw}: joint_control_limit_force {jd['joint_control_limit_force']} (PyBullet "
+                    "spring-control force limit) not mapped; MuJoCo joints use damping_ratio"
+                )
+        if "x" not in kappa and "y" not in kappa:
+            raise ValueError(f"{where}: needs a revolute joint about x or y with spring_stiffness")
+        bend_axis = "x" if "x" in kappa else "y"
+        EI = bending_stiffness_from_joint(kappa[bend_axis], L, N, rule=rule)  # type: ignore[arg-type]
+        if bend_axis == "y" and "second_moment" in section:
+            # softrod has one second moment: use the one about the mapped axis (y).
+            section["second_moment"] = section["polar_moment"] - i_x
+        if "x" in kappa and "y" in kappa and abs(kappa["y"] / kappa["x"] - 1) > REL_DIFF:
+            notes.append(
+                f"{where}: bending stiffness about y ({kappa['y']:.4g} N m/rad) differs from "
+                f"about x ({kappa['x']:.4g}); softrod backbones bend isotropically, so the x "
+                "value is used for both (use softrod.somo.EmpiricalActuator for anisotropic "
+                "rigid-link fingers)"
+            )
+        if "z" in kappa:
+            GJ: float | None = kappa["z"] * L / N  # N torsion springs in series
+        else:
+            GJ = None
+            notes.append(
+                f"{where}: no torsion joint (SoMo's chain is rigid in torsion); softrod uses "
+                f"poisson_ratio {DEFAULT_POISSON}"
+            )
+        precurv = [0.0, 0.0, 0.0]
+        for ax, theta in rest.items():
+            if theta != 0:
+                precurv["xyz".index(ax)] = theta * N / L  # rest angle per link / link length
+        seg: dict[str, Any] = {"length": L}
+        if any(precurv):
+            seg["_precurvature"] = precurv
+        if act.get("planar_flag") not in (None, 0):
+            notes.append(
+                f"{where}: planar_flag {act.get('planar_flag')} (SoMo's planar constraint) not "
+                "mapped; constrain motion in the scene instead"
+            )
+        notes.append(
+            f"{where}: SoMo actuation (one torque per actuated axis on every joint) has no tendon "
+            "equivalent; the segment has no tendons (use softrod.somo.EmpiricalActuator for "
+            "torque-driven rigid-link actuators)"
+        )
+        notes.append(
+            f"{where}: section from the link shape ({section_text}); E = EI / I with "
+            f"EI = {EI:.4g} N m^2 from spring_stiffness {kappa[bend_axis]:.4g} N m/rad (rule "
+            f"{rule!r}, N = {N})"
+        )
+        segments.append(seg)
+        n_links.append(N)
+        EIs.append(EI)
+        sections.append(section)
+        GJs.append(GJ)
+        A = section["area"] if "area" in section else math.pi * section["radius"] ** 2
+        densities.append(mass / (A * L / N) if mass > 0 else 0.0)
+
+    # Backbone from actuator 0; later actuators override what differs.
+    def backbone(k: int) -> dict[str, Any]:
+        sec = sections[k]
+        I = sec.get("second_moment", math.pi * sec.get("radius", 0.0) ** 4 / 4.0)
+        J = sec.get("polar_moment", math.pi * sec.get("radius", 0.0) ** 4 / 2.0)
+        E = EIs[k] / I
+        bb: dict[str, Any] = {"youngs_modulus": E, **sec, "density": densities[k]}
+        GJ = GJs[k]
+        if GJ is not None:
+            bb["shear_modulus"] = GJ / J
+        else:
+            bb["poisson_ratio"] = DEFAULT_POISSON
+        return bb
+
+    base_bb = backbone(0)
+    for k, seg in enumerate(segments):
+        precurv = seg.pop("_precurvature", None)
+        bb = backbone(k)
+        if precurv is not None:
+            bb["precurvature"] = precurv
+        diff = {key: v for key, v in bb.items() if base_bb.get(key) != v}
+        if k > 0 and diff:
+            seg["backbone"] = diff
+        elif k == 0 and precurv is not None:
+            base_bb["precurvature"] = precurv
+
+    # Base and tip links.
+    if data.get("base_definition"):
+        notes.append(
+            "base_definition (a rigid base link) not mapped: mount the robot in a scene instead"
+        )
+    tip = data.get("tip_definition")
+    if isinstance(tip, Mapping) and tip:
+        m_tip = _num("tip_definition.mass", tip.get("mass", 0.0), positive=False)
+        if m_tip > 0:
+            segments[-1]["disks"] = 1
+            segments[-1]["disk_mass"] = m_tip
+            notes.append(
+                f"tip_definition: its mass {m_tip:g} kg is a disk at the tip; its shape "
+                f"({tip.get('shape_type')}) is not mapped"
+            )
+        else:
+            notes.append("tip_definition: massless tip link not mapped")
+    for key in ("urdf_filename",):
+        if key in data:
+            notes.append(f"{key} not used (softrod builds MuJoCo models from the description)")
+    notes.append(
+        "SoMo's rigid-link discretization N = "
+        + ", ".join(str(n) for n in n_links)
+        + " per actuator is not part of a softrod description; choose links when building "
+        "the MuJoCo model (softrod mjcf --links)"
+    )
+    robot_name = name or str(data.get("manipulator_name") or "somo_manipulator")
+    robot = load_robot(
+        {"name": robot_name, "model": "kirchhoff", "backbone": base_bb, "segments": segments}
+    )
+    return SomoImport(robot=robot, notes=tuple(notes), n_links=tuple(n_links))

@@ -1,0 +1,120 @@
+"""Crash-safe Parquet result file: rows are appended as points finish.
+
+Every flush writes the whole table to a temporary file beside the output and renames it over
+the output (`os.replace`, atomic on POSIX), so the Parquet file is always complete and readable:
+a sweep killed at any moment keeps every row flushed before, and `--resume` re-runs only the
+points that were still in flight. The sweep's identity (robot, task, options, base inputs) is
+stored in the file's metadata so a resume cannot mix two different sweeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ResultStore", "read_results", "METADATA_KEY"]
+
+#: Parquet schema metadata key holding the sweep record (JSON).
+METADATA_KEY = b"softrod.sweep"
+
+
+def _pa() -> Any:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(
+            "sweeps write Parquet and need pyarrow (pip install 'softrod[dist]' or pip install "
+            "pyarrow)"
+        ) from None
+    return pa, pq
+
+
+def read_results(path: str | Path) -> Any:
+    """The result table (pyarrow.Table) of a sweep output file."""
+    _, pq = _pa()
+    return pq.read_table(path)
+
+
+class ResultStore:
+    """The rows of one sweep output: those already in the file plus those added since.
+
+    path : the Parquet file. record : JSON-ready dict stored in the file's metadata.
+    """
+
+    def __init__(self, path: str | Path, record: dict[str, Any]) -> None:
+        self.path = Path(path)
+        self.record = record
+        self._table: Any = None
+        self._pending: list[dict[str, Any]] = []
+
+    # Reading -------------------------------------------------------------------------------
+
+    def load_existing(self) -> dict[str, Any] | None:
+        """Read the existing file; returns its stored record (None when it has none)."""
+        pa, pq = _pa()
+        try:
+            table = pq.read_table(self.path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
+            raise ValueError(f"cannot read the existing output {self.path}: {exc}") from None
+        meta = table.schema.metadata or {}
+        self._table = table.replace_schema_metadata(None)
+        raw = meta.get(METADATA_KEY)
+        return None if raw is None else json.loads(raw)
+
+    def done_ids(self, *, include_errors: bool = True) -> set[str]:
+        """Point ids with a row (optionally only those that succeeded)."""
+        if self._table is None or self._table.num_rows == 0:
+            return set()
+        ids = self._table.column("point_id").to_pylist()
+        if include_errors:
+            return set(ids)
+        status = self._table.column("status").to_pylist()
+        return {i for i, s in zip(ids, status, strict=True) if s == "ok"}
+
+    def drop_errors(self) -> int:
+        """Remove rows of failed points (to run them again); returns how many."""
+        if self._table is None or self._table.num_rows == 0:
+            return 0
+        import pyarrow.compute as pc
+
+        mask = pc.equal(self._table.column("status"), "ok")
+        before = self._table.num_rows
+        self._table = self._table.filter(mask)
+        return before - self._table.num_rows
+
+    # Writing -------------------------------------------------------------------------------
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self._pending.extend(rows)
+
+    @property
+    def n_pending(self) -> int:
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Write all rows to the file atomically (no-op when nothing was added)."""
+        if not self._pending and self.path.exists():
+            return
+        pa, pq = _pa()
+        parts = [] if self._table is None else [self._table]
+        if self._pending:
+            # Rows may differ in keys (a failed point has no outputs): use the union, in order.
+            keys = list(dict.fromkeys(k for row in self._pending for k in row))
+            rows = [{k: row.get(k) for k in keys} for row in self._pending]
+            parts.append(pa.Table.from_pylist(rows))
+        if not parts:
+            return
+        table = (
+            parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
+        )
+        meta = {METADATA_KEY: json.dumps(self.record).encode()}
+        table = table.replace_schema_metadata(meta)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, tmp)
+        os.replace(tmp, self.path)
+        self._table = table.replace_schema_metadata(None)
+        self._pending.clear()

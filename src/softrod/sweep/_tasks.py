@@ -1,0 +1,297 @@
+"""Sweep tasks: what runs at each design point, and the per-point runner used by every backend.
+
+A task is a function `task(point: SweepPoint) -> Mapping[str, value]`. Values may be numbers,
+booleans, strings, None, or lists / arrays of numbers; nested mappings are flattened with dots.
+Built in:
+
+* `static_tip`: `softrod.solve_static` of the point's robot; inputs `tensions` or `lengths`,
+  `tip_force`, `tip_moment`, `distributed_force`, `gravity`; options `method`, `steps`. Returns
+  the tip `tip_x, tip_y, tip_z` [m], `success`, `residual`, `nit`.
+* `grasp_trial`: a MuJoCo grasp with a two-finger soft gripper (`softrod.somo.grasp_trial`).
+
+A user task is named `package.module:function` (or `package.module.function`) or
+`path/to/file.py:function` (relative to the sweep file).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import importlib.util
+import math
+import os
+import socket
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from softrod.description import RobotSpec, load_robot
+from softrod.sysid._paths import set_path, with_fields
+
+__all__ = [
+    "BUILTIN_TASKS",
+    "RESERVED_COLUMNS",
+    "SweepJob",
+    "SweepPoint",
+    "resolve_task",
+    "run_chunk",
+    "static_tip",
+]
+
+BUILTIN_TASKS: dict[str, str] = {
+    "static_tip": "softrod.sweep._tasks:static_tip",
+    "grasp_trial": "softrod.somo._grasp:grasp_trial",
+}
+#: Columns every result row has; task outputs and parameters may not use these names.
+RESERVED_COLUMNS = ("point_id", "index", "status", "error", "elapsed_s", "worker")
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """What a task sees at one design point.
+
+    robot : the sweep's robot with the point's description fields set (None without a robot).
+    inputs : base inputs with the point's `inputs.*` values set. options : `task_options`.
+    params : the point's parameter values (dotted path -> value). spec_dir : the sweep file's
+    folder (for relative paths).
+    """
+
+    point_id: str
+    index: int
+    params: dict[str, Any]
+    robot: RobotSpec | None
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+    spec_dir: Path
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """Everything a worker needs besides the points (plain data: it is pickled to workers)."""
+
+    task: str
+    robot: dict[str, Any] | None
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+    spec_dir: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Task lookup
+
+
+def resolve_task(ref: str, spec_dir: str | Path = ".") -> Callable[[SweepPoint], Mapping[str, Any]]:
+    """The task function a sweep file names (see the module docstring).
+
+    Raises ValueError naming the task when it cannot be imported or is not callable.
+    """
+    target = BUILTIN_TASKS.get(ref, ref)
+    if ":" in target:
+        module_name, func_name = target.rsplit(":", 1)
+    elif "." in target:
+        module_name, func_name = target.rsplit(".", 1)
+    else:
+        raise ValueError(
+            f"task {ref!r} is neither a built-in task ({', '.join(BUILTIN_TASKS)}) nor "
+            "module:function"
+        )
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_absolute():
+            path = Path(spec_dir) / path
+        if not path.is_file():
+            raise ValueError(f"task {ref!r}: file not found: {path}")
+        mod_key = f"_softrod_task_{abs(hash(str(path.resolve())))}"
+        module = sys.modules.get(mod_key)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(mod_key, path)
+            if spec is None or spec.loader is None:
+                raise ValueError(f"task {ref!r}: cannot load {path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[mod_key] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as exc:
+                del sys.modules[mod_key]
+                raise ValueError(f"task {ref!r}: importing {path} failed: {exc}") from None
+    else:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ValueError(f"task {ref!r}: cannot import {module_name}: {exc}") from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise ValueError(f"task {ref!r}: {module_name} has no function {func_name!r}")
+    return func  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------------------------------
+# Built-in static task
+
+_MODEL_CACHE: OrderedDict[str, Any] = OrderedDict()
+_MODEL_CACHE_SIZE = 8
+_STATIC_INPUTS = ("tensions", "lengths", "tip_force", "tip_moment", "distributed_force", "gravity")
+
+
+def _compiled(robot: RobotSpec, steps: int | None) -> Any:
+    """Compiled RodModel, cached per description (points that only change inputs share it)."""
+    from softrod.rods import compile_model
+
+    key = robot.model_dump_json() + f"|{steps}"
+    model = _MODEL_CACHE.get(key)
+    if model is None:
+        model = compile_model(robot, steps=steps)
+        _MODEL_CACHE[key] = model
+        if len(_MODEL_CACHE) > _MODEL_CACHE_SIZE:
+            _MODEL_CACHE.popitem(last=False)
+    else:
+        _MODEL_CACHE.move_to_end(key)
+    return model
+
+
+def static_tip(point: SweepPoint) -> dict[str, Any]:
+    """Static tip pose of the point's robot (module docstring)."""
+    from softrod.rods import solve_static
+
+    if point.robot is None:
+        raise ValueError("task static_tip needs a robot")
+    unknown = sorted(set(point.inputs) - set(_STATIC_INPUTS))
+    if unknown:
+        raise ValueError(
+            f"static_tip: unknown input {unknown[0]!r} (inputs: {', '.join(_STATIC_INPUTS)})"
+        )
+    opts = dict(point.options)
+    method = str(opts.pop("method", "shooting"))
+    steps = opts.pop("steps", None)
+    if opts:
+        raise ValueError(f"static_tip: unknown option {sorted(opts)[0]!r} (options: method, steps)")
+    model = _compiled(point.robot, steps)
+    res = solve_static(model, method=method, **point.inputs)
+    tip = res.tip_position
+    return {
+        "tip_x": float(tip[0]),
+        "tip_y": float(tip[1]),
+        "tip_z": float(tip[2]),
+        "success": bool(res.success),
+        "residual": float(res.residual),
+        "nit": int(res.nit),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-point runner (all backends)
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+        return
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    elif isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        value = float(value)  # NaN/inf are valid Parquet doubles
+    if not (value is None or isinstance(value, bool | int | float | str | list)):
+        raise ValueError(
+            f"task output {prefix!r} has type {type(value).__name__}; return numbers, booleans, "
+            "strings, None or lists of numbers"
+        )
+    out[prefix] = value
+
+
+_SETUP_CACHE: dict[int, tuple[Callable[..., Any], RobotSpec | None]] = {}
+
+
+def _setup(job: SweepJob) -> tuple[Callable[..., Any], RobotSpec | None]:
+    key = hash((job.task, repr(job.robot), job.spec_dir))
+    cached = _SETUP_CACHE.get(key)
+    if cached is None:
+        func = resolve_task(job.task, job.spec_dir)
+        robot = load_robot(job.robot) if job.robot is not None else None
+        cached = _SETUP_CACHE[key] = (func, robot)
+    return cached
+
+
+def _run_point(
+    job: SweepJob,
+    func: Callable[..., Any],
+    robot: RobotSpec | None,
+    index: int,
+    pid: str,
+    params: dict[str, Any],
+    worker: str,
+) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"point_id": pid, "index": index, "status": "ok", "error": None}
+    row.update(params)
+    try:
+        inputs = copy.deepcopy(job.inputs)
+        fields: dict[str, Any] = {}
+        for path, value in params.items():
+            if path.startswith("inputs."):
+                set_path(inputs, path.split(".", 1)[1], copy.deepcopy(value))
+            else:
+                fields[path] = value
+        point_robot = robot
+        if fields:
+            if robot is None:
+                raise ValueError(
+                    f"parameter {next(iter(fields))!r} is a description field, but the sweep "
+                    "has no robot"
+                )
+            point_robot = with_fields(robot, fields)
+        point = SweepPoint(
+            pid, index, dict(params), point_robot, inputs, dict(job.options), Path(job.spec_dir)
+        )
+        result = func(point)
+        if not isinstance(result, Mapping):
+            raise ValueError(f"task returned {type(result).__name__}, expected a mapping")
+        flat: dict[str, Any] = {}
+        _flatten("", result, flat)
+        clash = [k for k in flat if k in RESERVED_COLUMNS or k in params]
+        if clash:
+            raise ValueError(
+                f"task output {clash[0]!r} clashes with a reserved or parameter column"
+            )
+        row.update(flat)
+    except Exception as exc:  # noqa: BLE001 - a failing point is recorded, the sweep goes on
+        row["status"] = "error"
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" ({Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+        row["error"] = f"{type(exc).__name__}: {exc}{where}"
+    row["elapsed_s"] = time.perf_counter() - t0
+    row["worker"] = worker
+    return row
+
+
+def run_chunk(job: SweepJob, points: list[tuple[int, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Run points [(index, point_id, params), ...] in this process; one row per point."""
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        func, robot = _setup(job)
+    except Exception as exc:  # noqa: BLE001 - setup errors are recorded per point
+        msg = f"{type(exc).__name__}: {exc}"
+        return [
+            {
+                "point_id": pid,
+                "index": i,
+                "status": "error",
+                "error": msg,
+                **params,
+                "elapsed_s": 0.0,
+                "worker": worker,
+            }
+            for i, pid, params in points
+        ]
+    return [_run_point(job, func, robot, i, pid, params, worker) for i, pid, params in points]

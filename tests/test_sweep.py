@@ -1,0 +1,301 @@
+"""Sweeps (issue 8, part 3): typed sweep files, stable point ids, Parquet results that survive a
+kill and resume to exactly the full set of points, failing points recorded, process and Ray
+backends giving the same results."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import softrod
+from softrod.sweep import (
+    count_points,
+    generate_points,
+    load_sweep,
+    point_id,
+    read_results,
+    run_sweep,
+)
+
+#: Running sweeps writes Parquet (pyarrow, extra `dist`); spec tests run without it.
+needs_pyarrow = pytest.mark.skipif(
+    importlib.util.find_spec("pyarrow") is None, reason="pyarrow not installed"
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "sweeps" / "static_grid.yaml"
+#: Tip agreement between a sweep row and a direct solve [m]: the same solver on the same
+#: inputs, so only round-off differs.
+SAME_TIP = 1e-12
+
+
+def _small_spec(n_e: int = 2, n_t: int = 6) -> dict:
+    return {
+        "name": "small",
+        "robot": "tdcr3",
+        "task": "static_tip",
+        "inputs": {"tensions": [0.0] * 9},
+        "design": {
+            "kind": "grid",
+            "parameters": {
+                "backbone.youngs_modulus": {"values": [5.0e10, 7.0e10][:n_e]},
+                "inputs.tensions.0": {"start": 0.0, "stop": 1.0, "num": n_t},
+            },
+        },
+    }
+
+
+def _write_task(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "tasks.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_example_has_at_least_200_points_and_round_trips(tmp_path):
+    spec = load_sweep(EXAMPLE)
+    assert count_points(EXAMPLE) >= 200
+    again = load_sweep(spec.model_dump(mode="json"))
+    assert again == spec
+    spec.to_yaml(tmp_path / "copy.yaml")
+    assert load_sweep(tmp_path / "copy.yaml") == spec
+    # "4.0e+10" and "60.0e9" (a string to YAML 1.1) are both numbers in a values list.
+    values = load_sweep(
+        {
+            **_small_spec(),
+            "design": {
+                "kind": "grid",
+                "parameters": {"backbone.youngs_modulus": {"values": ["60.0e9"]}},
+            },
+        }
+    ).design.parameters
+    assert values["backbone.youngs_modulus"].values == [6.0e10]  # type: ignore[union-attr]
+
+
+def test_point_ids_are_stable_and_order_free():
+    a = generate_points(load_sweep(EXAMPLE))
+    b = generate_points(load_sweep(EXAMPLE))
+    assert [p.point_id for p in a] == [p.point_id for p in b]
+    assert len({p.point_id for p in a}) == len(a)
+    assert point_id({"x": 1.0, "y": 2}) == point_id({"y": 2, "x": 1.0})
+    assert point_id({"x": 1.0}) != point_id({"x": 1.0000001})
+    # Spans: `step` includes `stop`; random designs repeat with their seed.
+    span = load_sweep(
+        {
+            **_small_spec(),
+            "design": {
+                "kind": "grid",
+                "parameters": {"inputs.tensions.0": {"start": 0.07, "stop": 0.18, "step": 0.005}},
+            },
+        }
+    )
+    assert count_points(span) == 23
+    rnd = {
+        **_small_spec(),
+        "design": {
+            "kind": "random",
+            "n": 7,
+            "parameters": {"inputs.tensions.0": {"low": 0.0, "high": 1.0}},
+        },
+    }
+    assert [p.params for p in generate_points(load_sweep(rnd))] == [
+        p.params for p in generate_points(load_sweep(rnd))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("patch", "needle"),
+    [
+        ({"design": {"kind": "grid", "parameters": {}}}, "at least one parameter"),
+        ({"design": {"kind": "grid", "parameters": {"x": {"start": 0, "stop": 1}}}}, "num"),
+        (
+            {"design": {"kind": "random", "n": 0, "parameters": {"x": {"low": 0, "high": 1}}}},
+            "n must be >= 1",
+        ),
+        ({"task_optionz": {}}, "task_optionz"),
+    ],
+)
+def test_bad_sweep_files_name_the_field(patch, needle):
+    with pytest.raises(ValueError, match=needle):
+        load_sweep({**_small_spec(), **patch})
+
+
+@needs_pyarrow
+def test_process_sweep_matches_direct_solves(tmp_path):
+    out = tmp_path / "r.parquet"
+    summary = run_sweep(_small_spec(), out, workers=2, progress=False)
+    assert summary.n_run == summary.n_points == 12 and summary.n_errors == 0
+    rows = read_results(out).to_pylist()
+    assert sorted(r["point_id"] for r in rows) == sorted(
+        p.point_id for p in generate_points(load_sweep(_small_spec()))
+    )
+    robot = softrod.load_robot(ROOT / "examples" / "robots" / "tdcr3.yaml")
+    row = max(rows, key=lambda r: (r["backbone.youngs_modulus"], r["inputs.tensions.0"]))
+    direct = softrod.solve_static(
+        softrod.sysid.with_fields(robot, {"backbone.youngs_modulus": 7.0e10}),
+        tensions=[1.0] + [0.0] * 8,
+    )
+    tip = np.array([row["tip_x"], row["tip_y"], row["tip_z"]])
+    np.testing.assert_allclose(tip, direct.tip_position, atol=SAME_TIP)
+
+
+@needs_pyarrow
+def test_failing_points_are_recorded_and_the_sweep_goes_on(tmp_path):
+    task = _write_task(
+        tmp_path,
+        """
+        def task(point):
+            x = point.inputs["x"]
+            if x % 3 == 0:
+                raise RuntimeError(f"x = {x} is a multiple of 3")
+            return {"y": x * x, "vec": [x, 2 * x]}
+    """,
+    )
+    spec = {
+        "name": "errs",
+        "task": f"{task.name}:task",
+        "inputs": {"x": 0},
+        "design": {"kind": "grid", "parameters": {"inputs.x": {"values": list(range(10))}}},
+    }
+    out = tmp_path / "e.parquet"
+    summary = run_sweep(spec, out, workers=1, progress=False, spec_dir=tmp_path)
+    assert summary.n_run == 10 and summary.n_errors == 4
+    rows = {r["inputs.x"]: r for r in read_results(out).to_pylist()}
+    assert rows[3]["status"] == "error" and "multiple of 3" in rows[3]["error"]
+    assert rows[3]["y"] is None
+    assert rows[4]["status"] == "ok" and rows[4]["y"] == 16 and rows[4]["vec"] == [4, 8]
+    # Resume runs nothing; --retry-errors runs only the failed ones again.
+    again = run_sweep(spec, out, resume=True, workers=1, progress=False, spec_dir=tmp_path)
+    assert again.n_run == 0 and again.n_skipped == 10
+    retry = run_sweep(
+        spec, out, resume=True, retry_errors=True, workers=1, progress=False, spec_dir=tmp_path
+    )
+    assert retry.n_run == 4 and len(read_results(out)) == 10
+
+
+@needs_pyarrow
+def test_existing_output_is_never_overwritten(tmp_path):
+    out = tmp_path / "r.parquet"
+    run_sweep(_small_spec(1, 2), out, workers=1, progress=False)
+    with pytest.raises(ValueError, match="--resume"):
+        run_sweep(_small_spec(1, 2), out, workers=1, progress=False)
+    other = {**_small_spec(1, 2), "inputs": {"tensions": [0.1] * 9}}
+    with pytest.raises(ValueError, match="different sweep"):
+        run_sweep(other, out, resume=True, workers=1, progress=False)
+    # Extending the design of the same sweep is a resume: only new points run.
+    more = run_sweep(_small_spec(2, 2), out, resume=True, workers=1, progress=False)
+    assert more.n_skipped == 2 and more.n_run == 2
+
+
+@needs_pyarrow
+def test_killed_sweep_resumes_to_exactly_all_points(tmp_path):
+    """SIGKILL the whole sweep (driver and workers) mid-run, then --resume: every point once."""
+    task = _write_task(
+        tmp_path,
+        """
+        import time
+        def task(point):
+            time.sleep(0.03)
+            return {"y": point.inputs["x"] ** 2}
+    """,
+    )
+    spec_path = tmp_path / "slow.yaml"
+    spec_path.write_text(
+        textwrap.dedent(f"""
+        name: slow
+        task: {task.name}:task
+        inputs: {{x: 0}}
+        chunk_size: 2
+        design:
+          kind: grid
+          parameters:
+            inputs.x: {{start: 0, stop: 119, num: 120, integer: true}}
+    """)
+    )
+    out = tmp_path / "slow.parquet"
+    code = (
+        "import sys; import softrod.cli._sysid_cmds; from softrod.cli import main; "
+        f"sys.exit(main(['sweep', {str(spec_path)!r}, '-o', {str(out)!r}, '--workers', '2', "
+        "'--no-progress']))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        n_before = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.exists():
+                n_before = len(read_results(out))
+                if n_before >= 10:
+                    break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert 10 <= n_before < 120
+    kept = read_results(out).to_pylist()
+    assert len(kept) < 120
+    summary = run_sweep(spec_path, out, resume=True, workers=2, progress=False)
+    rows = read_results(out).to_pylist()
+    ids = [r["point_id"] for r in rows]
+    expected = {p.point_id for p in generate_points(load_sweep(spec_path))}
+    assert len(ids) == len(set(ids)) == 120
+    assert set(ids) == expected
+    assert summary.n_skipped == len(kept) and summary.n_run == 120 - len(kept)
+    # Rows written before the kill are kept as they were.
+    by_id = {r["point_id"]: r for r in rows}
+    assert all(by_id[r["point_id"]]["worker"] == r["worker"] for r in kept)
+    assert all(r["y"] == r["inputs.x"] ** 2 for r in rows)
+
+
+def test_cli_sweep_count_and_errors(tmp_path, capsys):
+    import softrod.cli._sysid_cmds  # noqa: F401
+    from softrod.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["sweep", str(EXAMPLE), "--count"]) == 0
+    assert int(buf.getvalue()) == count_points(EXAMPLE)
+    assert main(["sweep", str(EXAMPLE)]) == 2
+    assert "--output" in capsys.readouterr().err
+    assert (
+        main(["sweep", str(EXAMPLE), "-o", str(tmp_path / "x.parquet"), "--backend", "dask"]) == 2
+    )
+    assert "--backend" in capsys.readouterr().err
+    assert main(["sweep", str(EXAMPLE), "-o", str(tmp_path / "x.csv")]) == 2
+    assert ".parquet" in capsys.readouterr().err
+
+
+@needs_pyarrow
+def test_ray_backend_matches_process_backend(tmp_path):
+    ray = pytest.importorskip("ray")
+    spec = _small_spec(1, 6)
+    run_sweep(spec, tmp_path / "p.parquet", workers=2, progress=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        summary = run_sweep(spec, tmp_path / "r.parquet", backend="ray", progress=False)
+    finally:
+        ray.shutdown()
+    assert summary.backend == "ray" and summary.n_run == 6 and summary.n_errors == 0
+    p = {r["point_id"]: r for r in read_results(tmp_path / "p.parquet").to_pylist()}
+    r = {r["point_id"]: r for r in read_results(tmp_path / "r.parquet").to_pylist()}
+    assert p.keys() == r.keys()
+    for pid in p:
+        assert p[pid]["tip_x"] == pytest.approx(r[pid]["tip_x"], abs=SAME_TIP)
+    assert json.dumps(summary.to_dict())
