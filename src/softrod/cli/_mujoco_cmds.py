@@ -1,1 +1,238 @@
-"""MuJoCo commands (`softrod mjcf`, `render`, `view`, `bench mujoco`); see issue 3."""
+"""MuJoCo commands: `softrod mjcf`, `render`, `view` and `bench mujoco` (issue 3).
+
+`import mujoco` happens inside the commands so that the static commands start fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from softrod.cli._app import CliError, app, bench_app
+
+__all__: list[str] = []
+
+
+def _robot_path(text: str) -> Path:
+    from softrod.cli._resolve import find_robot
+
+    return find_robot(text)
+
+
+@app.command("mjcf")
+def mjcf_cmd(
+    robot: Annotated[
+        str, typer.Argument(metavar="ROBOT", help="Robot description or shipped name.")
+    ],
+    links: Annotated[int, typer.Option("--links", "-n", help="Number of rigid links N.")] = 30,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="MJCF file to write (default: stdout).")
+    ] = None,
+    tendon_control: Annotated[
+        str, typer.Option("--tendon-control", help="force (tension_<k>) or length (length_<k>).")
+    ] = "force",
+    routing: Annotated[
+        str, typer.Option("--routing", help="Tendon sites at every link (links) or disks.")
+    ] = "links",
+    axial: Annotated[bool, typer.Option("--axial", help="Axial slide joints (cosserat).")] = False,
+    timestep: Annotated[float, typer.Option("--timestep", help="Timestep [s].")] = 0.002,
+    damping_ratio: Annotated[
+        float, typer.Option("--damping-ratio", help="First-mode damping ratio.")
+    ] = 0.005,
+) -> None:
+    """Write a standalone MJCF of ROBOT as a continuum-informed rigid-link chain."""
+    from softrod.description import load_robot
+    from softrod.mujoco import build_spec
+
+    spec_robot = load_robot(_robot_path(robot))
+    for name, value, allowed in (
+        ("--tendon-control", tendon_control, ("force", "length")),
+        ("--routing", routing, ("links", "disks")),
+    ):
+        if value not in allowed:
+            raise CliError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    spec = build_spec(
+        spec_robot,
+        links=links,
+        tendon_control=tendon_control,
+        tendon_routing=routing,
+        axial=axial,
+        timestep=timestep,
+        damping_ratio=damping_ratio,
+    )
+    spec.compile()
+    xml = spec.to_xml()
+    if output is None:
+        sys.stdout.write(xml)
+        return
+    if output.is_dir():
+        raise CliError(f"--output must be a file, got a directory: {output}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(xml)
+    typer.echo(f"wrote {output}: {spec_robot.name}, {links} links, {spec_robot.n_tendons} tendons")
+
+
+def _load_scene(path: str, links: int | None) -> Any:
+    """A compiled scene (softrod.scene.Scene) from a scene file or a robot description."""
+    from softrod.scene import load_scene_or_robot
+
+    return load_scene_or_robot(path, links=links)
+
+
+@app.command("render")
+def render_cmd(
+    scene: Annotated[str, typer.Argument(metavar="SCENE", help="Scene YAML, or a robot.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="out.png or out.mp4.")],
+    duration: Annotated[float, typer.Option("--duration", help="Video length [s].")] = 3.0,
+    fps: Annotated[int, typer.Option("--fps", help="Video frame rate.")] = 30,
+    width: Annotated[int, typer.Option("--width", help="Image width [px].")] = 640,
+    height: Annotated[int, typer.Option("--height", help="Image height [px].")] = 480,
+    camera: Annotated[
+        str | None, typer.Option("--camera", help="Camera name (default: the scene's first).")
+    ] = None,
+    links: Annotated[
+        int | None, typer.Option("--links", "-n", help="Links for a robot given alone.")
+    ] = None,
+    settle: Annotated[
+        float, typer.Option("--settle", help="Seconds simulated before a still image.")
+    ] = 1.0,
+) -> None:
+    """Render SCENE headless (MUJOCO_GL=egl) to a PNG image or an MP4 video."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    import mujoco
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from softrod.mujoco import render_image, render_video
+
+    suffix = output.suffix.lower()
+    if suffix not in (".png", ".mp4"):
+        raise CliError(f"--output must end in .png or .mp4, got {output.name!r}")
+    if width < 16 or height < 16 or width > 4096 or height > 4096:
+        raise CliError(f"--width/--height must be in [16, 4096], got {width} x {height}")
+    if duration <= 0 or fps <= 0:
+        raise CliError(f"--duration and --fps must be > 0, got {duration} and {fps}")
+    sc = _load_scene(scene, links)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    cam = camera if camera is not None else sc.default_camera
+    with Progress(
+        TextColumn("rendering"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        try:
+            if suffix == ".png":
+                task = progress.add_task("render", total=1)
+                render_image(
+                    sc.model,
+                    sc.data,
+                    output,
+                    camera=cam,
+                    width=width,
+                    height=height,
+                    settle=settle,
+                    before_step=sc.apply_keyframes,
+                )
+                progress.advance(task)
+            else:
+                n_frames = max(1, int(round(duration * fps)))
+                task = progress.add_task("render", total=n_frames)
+                render_video(
+                    sc.model,
+                    sc.data,
+                    output,
+                    duration=duration,
+                    fps=fps,
+                    camera=cam,
+                    width=width,
+                    height=height,
+                    before_step=sc.apply_keyframes,
+                    on_frame=lambda: progress.advance(task),
+                )
+        except mujoco.FatalError as exc:
+            raise CliError(
+                f"rendering failed ({exc}); is MUJOCO_GL=egl or osmesa usable?"
+            ) from None
+    typer.echo(f"wrote {output}")
+
+
+@app.command("view")
+def view_cmd(
+    scene: Annotated[str, typer.Argument(metavar="SCENE", help="Scene YAML, or a robot.")],
+    links: Annotated[
+        int | None, typer.Option("--links", "-n", help="Links for a robot given alone.")
+    ] = None,
+) -> None:
+    """Open SCENE in MuJoCo's interactive viewer (needs a display)."""
+    if not (
+        os.environ.get("DISPLAY")
+        or os.environ.get("WAYLAND_DISPLAY")
+        or sys.platform in ("darwin", "win32")
+    ):
+        raise CliError("softrod view needs a display (DISPLAY is not set); use softrod render")
+    import time
+
+    import mujoco.viewer
+
+    sc = _load_scene(scene, links)
+    # A passive viewer so the scene's keyframes drive the controls, paced to real time.
+    with mujoco.viewer.launch_passive(sc.model, sc.data) as viewer:
+        while viewer.is_running():
+            start = time.perf_counter()
+            sc.step()
+            viewer.sync()
+            time.sleep(max(0.0, sc.model.opt.timestep - (time.perf_counter() - start)))
+
+
+@bench_app.command("mujoco")
+def bench_mujoco_cmd(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for report.md, results.json, plots.")
+    ] = Path("runs/bench/mujoco"),
+    samples: Annotated[
+        int | None, typer.Option("--samples", help="Static samples per material (default 500).")
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Small protocol (minutes less).")] = False,
+) -> None:
+    """Accuracy (static, tendons, dynamics) and speed of the MuJoCo chain; writes a report."""
+    from dataclasses import replace
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from softrod.mujoco._bench import BenchConfig, bench_units, run_mujoco_bench
+
+    cfg = BenchConfig.quick() if quick else BenchConfig()
+    if samples is not None:
+        if samples < 2:
+            raise CliError(f"--samples must be >= 2, got {samples}")
+        cfg = replace(cfg, samples=samples)
+    from rich.console import Console
+
+    progress = Progress(
+        TextColumn("{task.description:<24}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("bench mujoco", total=bench_units(cfg))
+        result = run_mujoco_bench(
+            out,
+            cfg,
+            emit=lambda text: print(text, flush=True),
+            advance=lambda desc: progress.update(task, advance=1, description=desc),
+        )
+    print(f"report: {result['files']['report']}")
+    if not all(result["checks"].values()):
+        failed = [k for k, v in result["checks"].items() if not v]
+        print(f"softrod: bench mujoco: targets missed: {', '.join(failed)}", file=sys.stderr)
+        raise typer.Exit(1)

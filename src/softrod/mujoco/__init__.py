@@ -1,0 +1,53 @@
+"""MuJoCo layer: described robots as continuum-informed rigid-link chains (issue 3).
+
+>>> from softrod.mujoco import build_spec  # doctest: +SKIP
+>>> model = build_spec("examples/robots/tdcr3.yaml", links=30).compile()  # doctest: +SKIP
+>>> # site "tip", actuators "tension_0".."tension_8" (ctrl = tension [N], >= 0 pulls)
+
+See docs/mujoco.md for the discretization, the measured choices and the validation.
+"""
+
+import os as _os
+import sys as _sys
+
+# Headless by default: MuJoCo picks its OpenGL backend when it is first imported, so choose EGL
+# here unless the user chose one or a display exists.
+if (
+    "MUJOCO_GL" not in _os.environ
+    and _sys.platform.startswith("linux")
+    and not _os.environ.get("DISPLAY")
+    and not _os.environ.get("WAYLAND_DISPLAY")
+):
+    _os.environ["MUJOCO_GL"] = "egl"
+
+from softrod.mujoco._builder import ChainInfo, add_robot, build_spec, chain_info
+from softrod.mujoco._equilibrium import (
+    EquilibriumResult,
+    PointLoad,
+    apply_loads,
+    settle,
+    static_equilibrium,
+)
+from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links
+from softrod.mujoco._options import MujocoOptions
+from softrod.mujoco._render import Renderer, render_image, render_video
+
+__all__ = [
+    "ChainInfo",
+    "ChainLayout",
+    "EquilibriumResult",
+    "MujocoOptions",
+    "PointLoad",
+    "Renderer",
+    "add_robot",
+    "apply_loads",
+    "build_spec",
+    "chain_info",
+    "chain_layout",
+    "first_mode_frequency",
+    "render_image",
+    "render_video",
+    "settle",
+    "split_links",
+    "static_equilibrium",
+]

@@ -1,0 +1,482 @@
+"""SceneSpec -> one MjSpec with soft robots, rigid robots, objects and cameras; a `Scene`.
+
+Collision groups (softrod.mujoco._builder): objects and the floor collide with everything; each
+soft robot collides with objects and other soft robots but not with itself or any rigid robot
+(so it never fights its own mount); rigid robots collide with objects only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+import yaml
+
+from softrod.description import DescriptionError, RobotSpec, load_robot
+from softrod.mujoco._builder import ChainInfo, add_robot, configure_spec, resolve_options
+from softrod.scene._rigid import RigidInfo, add_rigid, add_rigid_mjcf
+from softrod.scene._spec import (
+    BinObject,
+    BoxObject,
+    CameraEntry,
+    CylinderObject,
+    SceneError,
+    SceneSpec,
+    SoftRobotEntry,
+    SphereObject,
+    SwitchObject,
+    load_scene_spec,
+)
+
+__all__ = ["Scene", "build_scene", "load_scene", "load_scene_or_robot", "look_at_xyaxes"]
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+#: Objects collide with every group (bit 0 set in all conaffinities, all bits here).
+_OBJECT_AFFINITY = (1 << 31) - 1
+#: Toggle mass [kg] and rotor inertia [kg m^2] (keeps the light hinge well conditioned).
+_TOGGLE_MASS = 0.002
+_TOGGLE_ARMATURE = 1e-5
+
+
+def look_at_xyaxes(pos, target, up=(0.0, 0.0, 1.0)) -> list[float]:
+    """MuJoCo camera `xyaxes` for a camera at `pos` looking at `target` (it looks along -z)."""
+    forward = np.subtract(target, pos).astype(float)
+    norm = np.linalg.norm(forward)
+    if norm < 1e-9:
+        raise SceneError(f"camera pos and target coincide: {list(pos)}")
+    forward /= norm
+    x = np.cross(forward, up)
+    if np.linalg.norm(x) < 1e-6:  # looking straight up or down
+        x = np.cross(forward, (0.0, 1.0, 0.0))
+    x /= np.linalg.norm(x)
+    y = np.cross(x, forward)
+    return [*map(float, x), *map(float, y)]
+
+
+@dataclass
+class Scene:
+    """A compiled scene: MjSpec, MjModel, MjData and the names of what is in it.
+
+    robots : soft robots by name (ChainInfo); rigid : rigid robots by name (RigidInfo).
+    ctrl_index : actuator indices into data.ctrl per robot name.
+    """
+
+    spec_source: SceneSpec
+    spec: mujoco.MjSpec
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    robots: dict[str, ChainInfo]
+    rigid: dict[str, RigidInfo]
+    ctrl_index: dict[str, np.ndarray]
+    cameras: list[str] = field(default_factory=list)
+
+    @property
+    def default_camera(self) -> str | None:
+        return self.cameras[0] if self.cameras else None
+
+    def set_controls(self, name: str, values) -> None:
+        """Set the actuator controls of robot `name` (tensions [N] / joint targets [rad])."""
+        if name not in self.ctrl_index:
+            raise ValueError(f"unknown robot {name!r}; robots: {sorted(self.ctrl_index)}")
+        idx = self.ctrl_index[name]
+        values = np.asarray(values, dtype=float)
+        if values.shape != idx.shape:
+            raise ValueError(f"robot {name!r} has {idx.size} actuators, got {values.size} controls")
+        self.data.ctrl[idx] = values
+
+    def apply_keyframes(self, t: float) -> None:
+        """Set data.ctrl from the keyframes, linearly interpolated at time t [s]."""
+        frames = self.spec_source.keyframes
+        if not frames:
+            return
+        names = {n for k in frames for n in k.controls}
+        for name in names:
+            pts = [(k.time, k.controls[name]) for k in frames if name in k.controls]
+            times = np.array([p[0] for p in pts])
+            vals = np.array([p[1] for p in pts], dtype=float)
+            if t <= times[0]:
+                v = vals[0]
+            elif t >= times[-1]:
+                v = vals[-1]
+            else:
+                i = int(np.searchsorted(times, t) - 1)
+                w = (t - times[i]) / (times[i + 1] - times[i])
+                v = (1 - w) * vals[i] + w * vals[i + 1]
+            self.set_controls(name, v)
+
+    def step(self, n: int = 1) -> None:
+        """Advance n timesteps, applying the keyframes before each."""
+        for _ in range(n):
+            self.apply_keyframes(self.data.time)
+            mujoco.mj_step(self.model, self.data)
+
+
+def _shipped_robot(name: str) -> Path | None:
+    """Path of a robot shipped in softrod/data/robots by bare name (`tdcr3`), if any."""
+    from importlib import resources
+
+    shipped = Path(str(resources.files("softrod").joinpath("data", "robots")))
+    stem = Path(name).stem if Path(name).suffix.lower() in _SUFFIXES else name
+    if Path(name).name != name:  # a path with folders is never a shipped name
+        return None
+    for suffix in _SUFFIXES:
+        cand = shipped / f"{stem}{suffix}"
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _resolve_robot(entry: SoftRobotEntry, base_dir: Path, where: str) -> RobotSpec:
+    try:
+        if isinstance(entry.robot, dict):
+            return load_robot(entry.robot)
+        path = Path(entry.robot).expanduser()
+        if not path.is_absolute() and (base_dir / path).is_file():
+            return load_robot(base_dir / path)
+        if path.is_file():
+            return load_robot(path)
+        shipped = _shipped_robot(entry.robot)
+        if shipped is not None:
+            return load_robot(shipped)
+    except DescriptionError as exc:
+        raise SceneError(f"{where}.robot: {exc}") from None
+    raise SceneError(
+        f"{where}.robot: {entry.robot!r} is neither a file (relative to {base_dir}) nor a "
+        "shipped robot name"
+    )
+
+
+def _add_object(spec: mujoco.MjSpec, obj: Any) -> None:
+    world = spec.worldbody
+    body = world.add_body(name=obj.name, pos=list(obj.pos), quat=list(obj.quat))
+    geom_kw = dict(
+        contype=1,
+        conaffinity=_OBJECT_AFFINITY,
+        friction=[obj.friction, 0.005, 0.0001],
+        rgba=list(obj.rgba),
+    )
+    dynamic = obj.mass > 0
+    if isinstance(obj, SwitchObject):
+        px, py, pz = obj.plate
+        body.add_geom(
+            name=f"{obj.name}/plate", type=mujoco.mjtGeom.mjGEOM_BOX, size=[px, py, pz], **geom_kw
+        )
+        toggle = body.add_body(name=f"{obj.name}/toggle", pos=[px, 0, 0])
+        toggle.add_joint(
+            name=f"{obj.name}/hinge",
+            type=mujoco.mjtJoint.mjJNT_HINGE,
+            axis=[0, 1, 0],
+            range=[-obj.angle, obj.angle],
+            frictionloss=obj.force * obj.lever,
+            damping=[1e-4, 0, 0],
+            armature=_TOGGLE_ARMATURE,
+            ref=0.0,
+        )
+        # Stiff dry friction: the default soft constraint lets a light toggle creep under any
+        # load; with impedance ~1 it holds below the threshold (tests/test_scene.py).
+        joint = spec.joint(f"{obj.name}/hinge")
+        joint.solimp_friction = [0.9999, 0.9999, 0.001, 0.5, 2.0]
+        # The lever's root swings through the plate's face: no contact between the two.
+        spec.add_exclude(bodyname1=obj.name, bodyname2=f"{obj.name}/toggle")
+        toggle.add_geom(
+            name=f"{obj.name}/lever",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=[obj.lever / 2, obj.width / 2, obj.thickness / 2],
+            pos=[obj.lever / 2, 0, 0],
+            mass=_TOGGLE_MASS,
+            **{**geom_kw, "rgba": [0.95, 0.95, 0.9, 1.0]},
+        )
+        return
+    if dynamic:
+        body.add_freejoint(name=f"{obj.name}/free")
+    mass_kw = {"mass": obj.mass} if dynamic else {}
+    if isinstance(obj, BoxObject):
+        body.add_geom(
+            name=f"{obj.name}/geom",
+            type=mujoco.mjtGeom.mjGEOM_BOX,
+            size=list(obj.size),
+            **geom_kw,
+            **mass_kw,
+        )
+    elif isinstance(obj, CylinderObject):
+        body.add_geom(
+            name=f"{obj.name}/geom",
+            type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+            size=[obj.radius, obj.half_height, 0],
+            **geom_kw,
+            **mass_kw,
+        )
+    elif isinstance(obj, SphereObject):
+        body.add_geom(
+            name=f"{obj.name}/geom",
+            type=mujoco.mjtGeom.mjGEOM_SPHERE,
+            size=[obj.radius, 0, 0],
+            **geom_kw,
+            **mass_kw,
+        )
+    elif isinstance(obj, BinObject):
+        hx, hy = obj.size
+        w, h = obj.wall, obj.height
+        parts = [
+            ("floor", [hx + w, hy + w, w / 2], [0, 0, w / 2]),
+            ("wall_xp", [w / 2, hy + w, h / 2], [hx + w / 2, 0, h / 2]),
+            ("wall_xn", [w / 2, hy + w, h / 2], [-hx - w / 2, 0, h / 2]),
+            ("wall_yp", [hx, w / 2, h / 2], [0, hy + w / 2, h / 2]),
+            ("wall_yn", [hx, w / 2, h / 2], [0, -hy - w / 2, h / 2]),
+        ]
+        each = obj.mass / len(parts) if dynamic else None
+        for tag, size, pos in parts:
+            body.add_geom(
+                name=f"{obj.name}/{tag}",
+                type=mujoco.mjtGeom.mjGEOM_BOX,
+                size=size,
+                pos=pos,
+                **geom_kw,
+                **({"mass": each} if dynamic else {}),
+            )
+
+
+def _add_camera(spec: mujoco.MjSpec, cam: CameraEntry, robots: dict[str, ChainInfo]) -> None:
+    if cam.attach is not None:
+        info = robots[cam.attach]
+        tip_body = spec.body(info.link_bodies[-1])
+        # MuJoCo cameras look along their -z: turn 180 deg about x to look along the backbone.
+        tip_body.add_camera(
+            name=cam.name,
+            pos=[0.0, 0.0, float(info.layout.link_length[-1]) + 1e-3],
+            quat=[0.0, 1.0, 0.0, 0.0],
+            fovy=cam.fovy,
+        )
+        return
+    assert cam.pos is not None and cam.target is not None  # checked by CameraEntry
+    spec.worldbody.add_camera(
+        name=cam.name,
+        pos=list(cam.pos),
+        xyaxes=look_at_xyaxes(cam.pos, cam.target),
+        fovy=cam.fovy,
+    )
+
+
+def _add_floor_and_lights(spec: mujoco.MjSpec, floor: bool, shadows: bool) -> None:
+    spec.add_texture(
+        name="sky",
+        type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+        builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
+        rgb1=[0.55, 0.65, 0.8],
+        rgb2=[0.1, 0.12, 0.15],
+        width=256,
+        height=256,
+    )
+    spec.worldbody.add_light(
+        name="key",
+        pos=[0.5, -0.5, 2.0],
+        dir=[-0.2, 0.2, -1.0],
+        diffuse=[0.7, 0.7, 0.7],
+        castshadow=shadows,
+    )
+    spec.worldbody.add_light(
+        name="fill",
+        pos=[-1.0, 1.0, 1.5],
+        dir=[0.5, -0.5, -0.6],
+        diffuse=[0.3, 0.3, 0.3],
+        castshadow=False,
+    )
+    if floor:
+        spec.add_texture(
+            name="grid",
+            type=mujoco.mjtTexture.mjTEXTURE_2D,
+            builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+            rgb1=[0.32, 0.34, 0.38],
+            rgb2=[0.26, 0.28, 0.31],
+            width=256,
+            height=256,
+        )
+        mat = spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.0)
+        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+        spec.worldbody.add_geom(
+            name="floor",
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[0, 0, 0.05],
+            material="grid",
+            contype=1,
+            conaffinity=_OBJECT_AFFINITY,
+        )
+
+
+def build_scene(
+    source: str | Path | dict[str, Any] | SceneSpec, base_dir: str | Path | None = None
+) -> Scene:
+    """Build and compile a scene (see `softrod.scene._spec` for the format).
+
+    Parameters
+    ----------
+    source : scene YAML path, dict or SceneSpec.
+    base_dir : folder that relative robot/MJCF paths refer to (default: the scene file's).
+    """
+    spec_src = load_scene_spec(source)
+    if base_dir is None:
+        base_dir = Path(source).parent if isinstance(source, str | Path) else Path.cwd()
+    base_dir = Path(base_dir)
+    try:
+        scene_opts = resolve_options(spec_src.options)
+    except ValueError as exc:
+        raise SceneError(f"options: {' '.join(str(exc).split())}") from None
+    spec = mujoco.MjSpec()
+    spec.modelname = spec_src.name
+    configure_spec(spec, scene_opts)
+    _add_floor_and_lights(spec, spec_src.floor, spec_src.shadows)
+
+    rigid: dict[str, RigidInfo] = {}
+    for i, entry in enumerate(spec_src.rigid_robots):
+        prefix = f"{entry.name}/"
+        try:
+            if entry.model == "mjcf":
+                path = Path(entry.file or "")
+                path = path if path.is_absolute() else base_dir / path
+                if not path.is_file():
+                    raise SceneError(f"rigid_robots[{i}].file not found: {path}")
+                rigid[entry.name] = add_rigid_mjcf(
+                    spec,
+                    spec.worldbody,
+                    str(path),
+                    prefix,
+                    entry.flange or "",
+                    entry.pos,
+                    entry.quat,
+                )
+            else:
+                rigid[entry.name] = add_rigid(
+                    spec, spec.worldbody, entry.model, prefix, entry.pos, entry.quat
+                )
+        except ValueError as exc:
+            raise SceneError(f"rigid_robots[{i}]: {exc}") from None
+        n_home = len(rigid[entry.name].home)
+        if entry.qpos is not None and len(entry.qpos) != n_home:
+            raise SceneError(
+                f"rigid_robots[{i}].qpos needs {n_home} values for {entry.model}, "
+                f"got {len(entry.qpos)}"
+            )
+
+    robots: dict[str, ChainInfo] = {}
+    for i, soft in enumerate(spec_src.robots):
+        where = f"robots[{i}]"
+        robot = _resolve_robot(soft, base_dir, where)
+        opts = {
+            **soft.options,
+            "links": soft.links,
+            **{
+                k: v
+                for k, v in scene_opts.model_dump().items()
+                if k in ("timestep", "integrator", "gravity")
+            },
+        }
+        parent = spec.worldbody if soft.mount is None else spec.body(rigid[soft.mount].flange)
+        pos, quat = soft.pos, soft.quat
+        if soft.mount is not None:
+            pos = pos or (0.0, 0.0, 0.0)
+            quat = quat or (1.0, 0.0, 0.0, 0.0)
+        try:
+            robots[soft.name] = add_robot(
+                spec, parent, robot, opts, prefix=f"{soft.name}/", soft_index=i, pos=pos, quat=quat
+            )
+        except ValueError as exc:
+            raise SceneError(f"{where}: {' '.join(str(exc).split())}") from None
+
+    for obj in spec_src.objects:
+        _add_object(spec, obj)
+    cameras = []
+    for cam in spec_src.cameras:
+        _add_camera(spec, cam, robots)
+        cameras.append(cam.name)
+
+    try:
+        model = spec.compile()
+    except ValueError as exc:
+        raise SceneError(f"scene {spec_src.name!r} does not compile: {exc}") from None
+    data = mujoco.MjData(model)
+
+    ctrl_index: dict[str, np.ndarray] = {}
+    for name, info in robots.items():
+        ctrl_index[name] = np.array([model.actuator(a).id for a in info.actuators], dtype=int)
+    for name, rinfo in rigid.items():
+        ctrl_index[name] = np.array([model.actuator(a).id for a in rinfo.actuators], dtype=int)
+    scene = Scene(spec_src, spec, model, data, robots, rigid, ctrl_index, cameras)
+
+    # Initial state: rigid robots at home (or qpos), soft robots at their tensions.
+    for entry in spec_src.rigid_robots:
+        rinfo = rigid[entry.name]
+        q = entry.qpos if entry.qpos is not None else list(rinfo.home)
+        for jname, value in zip(rinfo.joints, q, strict=False):
+            data.qpos[model.joint(jname).qposadr[0]] = value
+        if len(rinfo.actuators) == len(q):
+            scene.set_controls(entry.name, q)
+    for i, soft in enumerate(spec_src.robots):
+        if soft.tensions is not None:
+            try:
+                scene.set_controls(soft.name, soft.tensions)
+            except ValueError as exc:
+                raise SceneError(f"robots[{i}].tensions: {exc}") from None
+    scene.apply_keyframes(0.0)
+    mujoco.mj_forward(model, data)
+    return scene
+
+
+def load_scene(path: str | Path) -> Scene:
+    """Build the scene described in a YAML file."""
+    return build_scene(path)
+
+
+def load_scene_or_robot(path: str | Path, links: int | None = None) -> Scene:
+    """A scene from a scene file, or a one-robot scene from a robot description/shipped name."""
+    p = Path(path)
+    data = None
+    if p.is_file() and p.suffix.lower() in _SUFFIXES:
+        try:
+            data = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as exc:
+            raise SceneError(f"cannot parse {p}: {str(exc).strip().splitlines()[0]}") from None
+    if data is not None and not (isinstance(data, dict) and "segments" in data):
+        if links is not None:
+            raise SceneError("--links applies to a robot given alone; set links in the scene")
+        return build_scene(p)
+    if p.is_file():
+        robot = load_robot(p)
+    else:
+        shipped = _shipped_robot(str(path))
+        if shipped is None:
+            raise SceneError(
+                f"scene or robot not found: {str(path)!r} is neither a file nor a shipped "
+                "robot name"
+            )
+        robot = load_robot(shipped)
+    L = robot.total_length
+    base = np.array(robot.base.position, dtype=float)
+    lift = max(0.0, 0.2 * L - base[2])
+    scene_dict = {
+        "name": robot.name,
+        "floor": False,
+        "robots": [
+            {
+                "name": "robot",
+                "robot": robot.to_dict(),
+                "links": links or 30,
+                "pos": list(base + [0, 0, lift]),
+                "quat": list(robot.base.quaternion),
+            }
+        ],
+        "cameras": [
+            {
+                "name": "side",
+                "pos": [
+                    float(base[0] + 1.6 * L),
+                    float(base[1] - 1.6 * L),
+                    float(base[2] + lift + 1.0 * L),
+                ],
+                "target": [float(base[0]), float(base[1]), float(base[2] + lift + 0.5 * L)],
+            }
+        ],
+    }
+    return build_scene(scene_dict)

@@ -1,0 +1,332 @@
+"""Scene description: soft robots, rigid robots, objects, cameras, keyframes (pydantic, SI).
+
+```yaml
+name: tdcr_on_panda
+options: {timestep: 0.002}            # solver options (softrod.mujoco.MujocoOptions fields)
+floor: true
+rigid_robots:
+  - {name: panda, model: panda, pos: [0, 0, 0]}
+robots:
+  - name: tdcr
+    robot: tdcr3                      # file (relative to this scene), shipped name, or a dict
+    links: 30
+    mount: panda                      # a rigid robot's flange, or omitted for the world
+objects:
+  - {name: post, type: cylinder, radius: 0.015, half_height: 0.15, pos: [0.5, 0.03, 0.15]}
+cameras:
+  - {name: front, pos: [1.2, -0.8, 0.7], target: [0.4, 0, 0.3]}
+  - {name: tipcam, attach: tdcr}      # looks along the backbone from the tip
+keyframes:                            # controls, linearly interpolated in time
+  - {time: 0.0, controls: {tdcr: [0, 0, 0, 0, 0, 0, 0, 0, 0]}}
+  - {time: 2.0, controls: {tdcr: [2, 0, 0, 1.5, 0, 0, 1, 0, 0]}}
+```
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = [
+    "SceneError",
+    "SceneSpec",
+    "SoftRobotEntry",
+    "RigidRobotEntry",
+    "BoxObject",
+    "CylinderObject",
+    "SphereObject",
+    "BinObject",
+    "SwitchObject",
+    "CameraEntry",
+    "Keyframe",
+    "load_scene_spec",
+]
+
+
+class SceneError(ValueError):
+    """A scene description is invalid; the message names the field path and the value."""
+
+
+_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+
+
+class _Entry(BaseModel):
+    model_config = _CONFIG
+
+    name: str = Field(description="Unique name; prefixes every MuJoCo name of the entry.")
+
+    @model_validator(mode="after")
+    def _check_name(self) -> _Entry:
+        if not _NAME.match(self.name):
+            raise ValueError(
+                f"name must start with a letter or _ and hold only letters, digits, _ or -, "
+                f"got {self.name!r}"
+            )
+        return self
+
+
+class _Posed(_Entry):
+    pos: Vec3 = Field(default=(0.0, 0.0, 0.0), description="Position [m].")
+    quat: Quat = Field(default=(1.0, 0.0, 0.0, 0.0), description="Orientation (w, x, y, z).")
+
+    @model_validator(mode="after")
+    def _check_quat(self) -> _Posed:
+        if math.sqrt(sum(q * q for q in self.quat)) < 1e-9:
+            raise ValueError(f"quat must be non-zero, got {list(self.quat)}")
+        return self
+
+
+class SoftRobotEntry(_Entry):
+    """A described continuum robot, on the world or on a rigid robot's flange."""
+
+    robot: str | dict[str, Any] = Field(
+        description="Robot description: file (relative to the scene), shipped name, or mapping."
+    )
+    links: int = Field(default=30, description="Rigid links N.")
+    mount: str | None = Field(
+        default=None, description="Name of a rigid robot whose flange carries the base."
+    )
+    pos: Vec3 | None = Field(
+        default=None,
+        description="Base position in the mount frame [m]; default the robot's `base` "
+        "(world) or the flange origin.",
+    )
+    quat: Quat | None = Field(default=None, description="Base orientation in the mount frame.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Chain options (softrod.mujoco.MujocoOptions fields)."
+    )
+    tensions: list[float] | None = Field(
+        default=None, description="Initial tendon controls (tension [N] or length [m])."
+    )
+
+
+class RigidRobotEntry(_Posed):
+    """A rigid robot: a built-in simplified model or an MJCF file."""
+
+    model: Literal["panda", "ur5", "quadruped", "mjcf"] = Field(
+        description="panda (7-DoF), ur5 (6-DoF), quadruped (12-DoF, free base) or mjcf."
+    )
+    file: str | None = Field(default=None, description="MJCF file for model: mjcf.")
+    flange: str | None = Field(default=None, description="Mount body in the MJCF file.")
+    qpos: list[float] | None = Field(
+        default=None, description="Initial joint targets [rad] (default: the model's home)."
+    )
+
+    @model_validator(mode="after")
+    def _check_file(self) -> RigidRobotEntry:
+        if self.model == "mjcf" and (self.file is None or self.flange is None):
+            raise ValueError("model: mjcf needs file and flange")
+        if self.model != "mjcf" and (self.file is not None or self.flange is not None):
+            raise ValueError(f"file and flange are only for model: mjcf, got model: {self.model}")
+        return self
+
+
+class _Object(_Posed):
+    mass: float = Field(default=0.0, description="Mass [kg]; 0 fixes the object to the world.")
+    friction: float = Field(default=0.8, description="Sliding friction.")
+    rgba: tuple[float, float, float, float] = Field(default=(0.55, 0.6, 0.7, 1.0))
+
+    @model_validator(mode="after")
+    def _check_object(self) -> _Object:
+        if self.mass < 0:
+            raise ValueError(f"mass must be >= 0, got {self.mass}")
+        if self.friction < 0:
+            raise ValueError(f"friction must be >= 0, got {self.friction}")
+        for key, value in self.model_dump().items():
+            if key in ("size", "radius", "half_height", "height", "wall") and value is not None:
+                values = value if isinstance(value, list | tuple) else [value]
+                if any(not v > 0 for v in values):
+                    raise ValueError(f"{key} must be > 0, got {value}")
+        return self
+
+
+class BoxObject(_Object):
+    type: Literal["box"]
+    size: Vec3 = Field(description="Half extents (x, y, z) [m].")
+
+
+class CylinderObject(_Object):
+    type: Literal["cylinder"]
+    radius: float = Field(description="[m]")
+    half_height: float = Field(description="[m]")
+
+
+class SphereObject(_Object):
+    type: Literal["sphere"]
+    radius: float = Field(description="[m]")
+
+
+class BinObject(_Object):
+    """An open box: floor and four walls, its floor's underside at `pos`."""
+
+    type: Literal["bin"]
+    size: tuple[float, float] = Field(description="Inner half extents (x, y) [m].")
+    height: float = Field(default=0.08, description="Wall height [m].")
+    wall: float = Field(default=0.005, description="Wall thickness [m].")
+
+
+class SwitchObject(_Object):
+    """A wall plate with a hinged toggle (seed-002 task 2).
+
+    The plate's face normal is its local +x; the toggle's hinge axis is local y. The toggle
+    holds its position by friction and flips when the force at its tip exceeds `force` [N]
+    (joint frictionloss = force x lever). It starts at +angle (up), pressing down flips it.
+    """
+
+    type: Literal["switch"]
+    plate: Vec3 = Field(default=(0.004, 0.035, 0.057), description="Plate half extents [m].")
+    lever: float = Field(default=0.02, description="Toggle length [m].")
+    width: float = Field(default=0.007, description="Toggle width [m] (7 x 10 mm contact).")
+    thickness: float = Field(default=0.01, description="Toggle thickness [m].")
+    angle: float = Field(default=0.35, description="Toggle end stops +-angle [rad].")
+    force: float = Field(default=0.9, description="Force that flips the toggle [N].")
+
+
+ObjectEntry = Annotated[
+    BoxObject | CylinderObject | SphereObject | BinObject | SwitchObject,
+    Field(discriminator="type"),
+]
+
+
+class CameraEntry(_Entry):
+    """A fixed camera looking at `target`, or a tip camera riding on a soft robot (`attach`)."""
+
+    pos: Vec3 | None = Field(default=None, description="Position [m] (fixed cameras).")
+    target: Vec3 | None = Field(default=None, description="Point looked at [m].")
+    attach: str | None = Field(default=None, description="Soft robot whose tip carries it.")
+    fovy: float = Field(default=45.0, description="Vertical field of view [deg].")
+
+    @model_validator(mode="after")
+    def _check_camera(self) -> CameraEntry:
+        if (self.attach is None) == (self.pos is None or self.target is None):
+            raise ValueError("give either attach (tip camera) or both pos and target")
+        if not 0 < self.fovy < 180:
+            raise ValueError(f"fovy must be in (0, 180) deg, got {self.fovy}")
+        return self
+
+
+class Keyframe(BaseModel):
+    """Controls at `time`: {robot name: ctrl vector} (soft robots: tendons; rigid: joints)."""
+
+    model_config = _CONFIG
+
+    time: float = Field(description="[s], >= 0, increasing.")
+    controls: dict[str, list[float]] = Field(default_factory=dict)
+
+
+class SceneSpec(BaseModel):
+    """Everything in one MuJoCo scene."""
+
+    model_config = _CONFIG
+
+    name: str = Field(default="scene")
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Scene-wide solver options: timestep, integrator, gravity.",
+    )
+    floor: bool = Field(default=True, description="A ground plane at z = 0.")
+    shadows: bool = Field(
+        default=False,
+        description="Shadows from the key light (about 2.5x slower software rendering).",
+    )
+    robots: list[SoftRobotEntry] = Field(default_factory=list)
+    rigid_robots: list[RigidRobotEntry] = Field(default_factory=list)
+    objects: list[ObjectEntry] = Field(default_factory=list)
+    cameras: list[CameraEntry] = Field(default_factory=list)
+    keyframes: list[Keyframe] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_scene(self) -> SceneSpec:
+        allowed = {"timestep", "integrator", "gravity"}
+        extra = set(self.options) - allowed
+        if extra:
+            raise ValueError(
+                f"options may only set {sorted(allowed)} (chain options go in "
+                f"robots[i].options), got {sorted(extra)}"
+            )
+        seen: dict[str, str] = {}
+        for kind in ("robots", "rigid_robots", "objects", "cameras"):
+            for i, entry in enumerate(getattr(self, kind)):
+                if entry.name in seen:
+                    raise ValueError(
+                        f"{kind}[{i}].name {entry.name!r} is already used by {seen[entry.name]}"
+                    )
+                seen[entry.name] = f"{kind}[{i}]"
+        rigid = {r.name for r in self.rigid_robots}
+        soft = {r.name for r in self.robots}
+        for i, r in enumerate(self.robots):
+            if r.mount is not None and r.mount not in rigid:
+                raise ValueError(
+                    f"robots[{i}].mount {r.mount!r} is not a rigid robot of this scene "
+                    f"(rigid robots: {sorted(rigid) or 'none'})"
+                )
+        for i, c in enumerate(self.cameras):
+            if c.attach is not None and c.attach not in soft:
+                raise ValueError(
+                    f"cameras[{i}].attach {c.attach!r} is not a soft robot of this scene "
+                    f"(soft robots: {sorted(soft) or 'none'})"
+                )
+        times = [k.time for k in self.keyframes]
+        if any(t < 0 for t in times) or any(b <= a for a, b in zip(times, times[1:], strict=False)):
+            raise ValueError(f"keyframes[].time must be >= 0 and increasing, got {times}")
+        names = soft | rigid
+        for i, k in enumerate(self.keyframes):
+            for key in k.controls:
+                if key not in names:
+                    raise ValueError(
+                        f"keyframes[{i}].controls: {key!r} is not a robot of this scene "
+                        f"(robots: {sorted(names)})"
+                    )
+        return self
+
+
+def _format(err: ValidationError, source: str) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ""
+        for p in e["loc"]:
+            loc += f"[{p}]" if isinstance(p, int) else ("." if loc else "") + str(p)
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "value_error":
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        else:
+            parts.append(f"{loc}: {msg[0].lower() + msg[1:]}, got {e.get('input')!r}")
+    head = f"invalid scene ({source}): {parts[0]}"
+    if len(parts) > 1:
+        head += f" (and {len(parts) - 1} more: " + "; ".join(parts[1:]) + ")"
+    return head
+
+
+def load_scene_spec(source: str | Path | dict[str, Any] | SceneSpec) -> SceneSpec:
+    """Validate a scene from a YAML file, a dict or a SceneSpec; SceneError on bad input."""
+    if isinstance(source, SceneSpec):
+        return source
+    if isinstance(source, dict):
+        data, where = source, "dict"
+    else:
+        path = Path(source)
+        where = str(path)
+        if not path.is_file():
+            raise SceneError(f"scene file not found: {path}")
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise SceneError(f"cannot parse {path}: {first}") from None
+        if not isinstance(data, dict):
+            raise SceneError(
+                f"invalid scene ({path}): expected a mapping at the top level, "
+                f"got {type(data).__name__}"
+            )
+    try:
+        return SceneSpec.model_validate(data)
+    except ValidationError as err:
+        raise SceneError(" ".join(_format(err, where).split())) from None
