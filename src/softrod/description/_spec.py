@@ -20,6 +20,8 @@ __all__ = [
     "BackboneOverride",
     "BaseSpec",
     "TendonSpec",
+    "PneumaticChamberSpec",
+    "PneumaticActuatorSpec",
     "SegmentSpec",
     "RobotSpec",
     "DescriptionError",
@@ -190,6 +192,103 @@ class TendonSpec(_Model):
         return self
 
 
+#: Points at which a pneumatic strain polynomial is checked over its pressure range.
+_STRAIN_CHECK_POINTS = 201
+#: Slack on the strain checks: a least-squares fit may put eps(0) a hair above zero and wiggle
+#: by round-off; anything larger is a real expansion or a non-monotone (non-invertible) fit.
+_STRAIN_CHECK_SLACK = 1e-9
+
+
+class PneumaticChamberSpec(_Model):
+    """McKibben (contracting) actuators on one side of a planar pneumatic segment."""
+
+    side: Literal["left", "right"] = Field(
+        description="Side of the backbone, looking from the base toward the tip; pressurising "
+        "the right side bends the segment clockwise in the arm's plane (ALGORITHMS.md D.1)."
+    )
+    count: int = Field(
+        default=1, description="Actuators on this side, pressurised together (one supply)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> PneumaticChamberSpec:
+        if self.count < 1:
+            raise ValueError(f"count must be >= 1, got {self.count!r}")
+        return self
+
+
+class PneumaticActuatorSpec(_Model):
+    """Antagonistic pneumatic actuation of a planar segment (ALGORITHMS.md D.1).
+
+    One side is pressurised at a time; its actuators contract by the strain
+    eps(|p|) = sum_k strain_polynomial[k] |p|^k (|p| in Pa, eps < 0 is contraction) while the
+    other side keeps the rest length, which bends the segment with curvature
+    kappa = -2 eps / (width (2 + eps)) and shortens its backbone to (1 + eps / 2) length.
+    """
+
+    type: Literal["pneumatic"] = Field(default="pneumatic", description="Actuator type.")
+    width: float = Field(
+        description="Side-to-side distance t between the left and right actuators [m]."
+    )
+    chambers: list[PneumaticChamberSpec] = Field(
+        default_factory=lambda: [
+            PneumaticChamberSpec(side="left"),
+            PneumaticChamberSpec(side="right"),
+        ],
+        description="Actuated sides (at most one entry per side).",
+    )
+    pressure_range: tuple[float, float] = Field(
+        description="Gauge pressure (min, max) a chamber can hold [Pa]; 0 <= min < max."
+    )
+    strain_polynomial: list[float] = Field(
+        description="Coefficients c_0..c_4 (ascending powers, at most fourth order) of the "
+        "actuator strain eps(|p|) with |p| in Pa; contraction (eps <= 0, eps > -1), not "
+        "increasing with pressure over pressure_range."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> PneumaticActuatorSpec:
+        _check_positive("width", self.width)
+        if not self.chambers:
+            raise ValueError("chambers must list at least one side, got []")
+        sides = [c.side for c in self.chambers]
+        if len(set(sides)) != len(sides):
+            raise ValueError(f"chambers must name each side at most once, got {sides}")
+        lo, hi = self.pressure_range
+        if not 0.0 <= lo < hi:
+            raise ValueError(
+                f"pressure_range must satisfy 0 <= min < max [Pa], got {list(self.pressure_range)}"
+            )
+        if not 1 <= len(self.strain_polynomial) <= 5:
+            raise ValueError(
+                "strain_polynomial must have 1 to 5 coefficients (at most fourth order), "
+                f"got {len(self.strain_polynomial)}"
+            )
+        # Sample eps over the range: contraction only, and monotone so that it inverts uniquely.
+        eps = [
+            self.strain(hi * i / (_STRAIN_CHECK_POINTS - 1)) for i in range(_STRAIN_CHECK_POINTS)
+        ]
+        worst = max(eps)
+        if worst > _STRAIN_CHECK_SLACK or min(eps) <= -1.0:
+            raise ValueError(
+                "strain_polynomial must give a contraction strain in (-1, 0] over "
+                f"pressure_range, got values in [{min(eps):.4g}, {worst:.4g}]"
+            )
+        for i in range(1, len(eps)):
+            if eps[i] > eps[i - 1] + _STRAIN_CHECK_SLACK:
+                p = hi * i / (_STRAIN_CHECK_POINTS - 1)
+                raise ValueError(
+                    "strain_polynomial must not increase with pressure (the model inverts it), "
+                    f"got a rise at {p:.6g} Pa"
+                )
+        return self
+
+    def strain(self, pressure: float) -> float:
+        """Actuator strain eps at gauge pressure |pressure| [Pa] (dimensionless)."""
+        p = abs(pressure)
+        return float(sum(c * p**k for k, c in enumerate(self.strain_polynomial)))
+
+
 class SegmentSpec(_Model):
     """One segment of the backbone with its spacer disks and the tendons anchored at its end."""
 
@@ -206,6 +305,11 @@ class SegmentSpec(_Model):
     extension_range: tuple[float, float] | None = Field(
         default=None,
         description="For extensible segments: allowed change of length (min, max) [m].",
+    )
+    actuator: PneumaticActuatorSpec | None = Field(
+        default=None,
+        description="Pneumatic actuation of a planar segment (type: pneumatic); its support "
+        "plates are the segment's disks.",
     )
 
     @model_validator(mode="after")

@@ -1,0 +1,49 @@
+"""Planning with learned residual models (ALGORITHMS.md D): the compensation network, forward
+models for planners, environments and pressure-space RRT*."""
+
+from softrod.planning._env import (
+    BoxObstacle,
+    CircleObstacle,
+    EnvironmentSpec,
+    GoalRegion,
+    Obstacles,
+    PolygonObstacle,
+    load_environment,
+)
+from softrod.planning._forward import (
+    EdgeBatch,
+    ForwardModel,
+    NetworkForward,
+    NoLoadForward,
+    edge_commands,
+)
+from softrod.planning._network import (
+    CompensationNetwork,
+    TrainConfig,
+    rollout_error,
+    train_compensation,
+)
+from softrod.planning._rrtstar import PlanResult, PressureRRTStar, RRTStarConfig, plan_commands
+
+__all__ = [
+    "BoxObstacle",
+    "CircleObstacle",
+    "CompensationNetwork",
+    "EdgeBatch",
+    "EnvironmentSpec",
+    "ForwardModel",
+    "GoalRegion",
+    "NetworkForward",
+    "NoLoadForward",
+    "Obstacles",
+    "PlanResult",
+    "PolygonObstacle",
+    "PressureRRTStar",
+    "RRTStarConfig",
+    "TrainConfig",
+    "edge_commands",
+    "load_environment",
+    "plan_commands",
+    "rollout_error",
+    "train_compensation",
+]
