@@ -6,14 +6,14 @@ numerics; `softrod.rods.compile_model` turns it into arrays for the solvers.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from softrod.description._io import load_spec
 
 __all__ = [
     "BackboneSpec",
@@ -428,38 +428,6 @@ def _clean_msg(msg: str) -> str:
     return msg.removeprefix("Value error, ")
 
 
-def _format_loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _format_error(err: ValidationError, source: str) -> str:
-    """One line per problem: `<source>: <field path>: <message>, got <value>`."""
-    lines = []
-    for e in err.errors():
-        loc = _format_loc(tuple(e["loc"]))
-        msg = _clean_msg(e["msg"])
-        if e["type"] == "value_error":
-            # "length must be > 0" raised inside segments[0] reads "segments[0].length must ...".
-            if loc and re.match(r"^[a-z_]+ (must|is) ", msg):
-                line = f"{loc}.{msg}"
-            else:
-                line = f"{loc}: {msg}" if loc else msg
-        else:
-            got = e.get("input")
-            line = f"{loc}: {msg[0].lower() + msg[1:]}, got {got!r}"
-        lines.append(line)
-    head = f"invalid robot description ({source}): {lines[0]}"
-    if len(lines) > 1:
-        head += f" (and {len(lines) - 1} more: " + "; ".join(lines[1:]) + ")"
-    return head
-
-
 def load_robot(source: str | Path | dict[str, Any] | RobotSpec) -> RobotSpec:
     """Load and validate a robot description.
 
@@ -471,33 +439,7 @@ def load_robot(source: str | Path | dict[str, Any] | RobotSpec) -> RobotSpec:
     ------
     DescriptionError (a ValueError) naming the field path, the value and what was expected.
     """
-    if isinstance(source, RobotSpec):
-        return source
-    if isinstance(source, dict):
-        data, where = source, "dict"
-    else:
-        path = Path(source)
-        where = str(path)
-        if not path.is_file():
-            raise DescriptionError(f"robot description not found: {path}")
-        text = path.read_text()
-        try:
-            if path.suffix.lower() == ".json":
-                data = json.loads(text)
-            else:
-                data = yaml.safe_load(text)
-        except (yaml.YAMLError, json.JSONDecodeError) as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise DescriptionError(f"cannot parse {path}: {first}") from None
-        if not isinstance(data, dict):
-            raise DescriptionError(
-                f"invalid robot description ({path}): expected a mapping at the top level, "
-                f"got {type(data).__name__}"
-            )
-    try:
-        return RobotSpec.model_validate(data)
-    except ValidationError as err:
-        raise DescriptionError(_format_error(err, where)) from None
+    return load_spec(RobotSpec, source, "robot description", DescriptionError)
 
 
 def robot_json_schema() -> dict[str, Any]:

@@ -24,8 +24,9 @@ from typing import Annotated, Literal
 
 import numba
 import numpy as np
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from softrod.description._io import load_spec
 
 __all__ = [
     "BoxObstacle",
@@ -157,28 +158,7 @@ class EnvironmentSpec(BaseModel):
 
 def load_environment(source: str | Path | dict) -> EnvironmentSpec:
     """Load and validate an environment (YAML path or dict); ValueError naming the field."""
-    if isinstance(source, dict):
-        data, where = source, "dict"
-    else:
-        path = Path(source)
-        where = str(path)
-        if not path.is_file():
-            raise ValueError(f"environment file not found: {path}")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ValueError(f"cannot parse {path}: {str(exc).splitlines()[0]}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"invalid environment ({path}): expected a mapping at the top level")
-    try:
-        env = EnvironmentSpec.model_validate(data)
-    except ValidationError as err:
-        e = err.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"])
-        msg = e["msg"].removeprefix("Value error, ")
-        raise ValueError(
-            f"invalid environment ({where}): {loc}: {msg}, got {e.get('input')!r}"
-        ) from None
+    env = load_spec(EnvironmentSpec, source, "environment")
     if not isinstance(source, dict):
         env.source = str(Path(source).resolve())
     return env

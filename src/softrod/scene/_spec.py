@@ -29,8 +29,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from softrod.description._io import load_spec
 
 __all__ = [
     "SceneError",
@@ -288,45 +289,6 @@ class SceneSpec(BaseModel):
         return self
 
 
-def _format(err: ValidationError, source: str) -> str:
-    parts = []
-    for e in err.errors():
-        loc = ""
-        for p in e["loc"]:
-            loc += f"[{p}]" if isinstance(p, int) else ("." if loc else "") + str(p)
-        msg = e["msg"].removeprefix("Value error, ")
-        if e["type"] == "value_error":
-            parts.append(f"{loc}: {msg}" if loc else msg)
-        else:
-            parts.append(f"{loc}: {msg[0].lower() + msg[1:]}, got {e.get('input')!r}")
-    head = f"invalid scene ({source}): {parts[0]}"
-    if len(parts) > 1:
-        head += f" (and {len(parts) - 1} more: " + "; ".join(parts[1:]) + ")"
-    return head
-
-
 def load_scene_spec(source: str | Path | dict[str, Any] | SceneSpec) -> SceneSpec:
     """Validate a scene from a YAML file, a dict or a SceneSpec; SceneError on bad input."""
-    if isinstance(source, SceneSpec):
-        return source
-    if isinstance(source, dict):
-        data, where = source, "dict"
-    else:
-        path = Path(source)
-        where = str(path)
-        if not path.is_file():
-            raise SceneError(f"scene file not found: {path}")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise SceneError(f"cannot parse {path}: {first}") from None
-        if not isinstance(data, dict):
-            raise SceneError(
-                f"invalid scene ({path}): expected a mapping at the top level, "
-                f"got {type(data).__name__}"
-            )
-    try:
-        return SceneSpec.model_validate(data)
-    except ValidationError as err:
-        raise SceneError(" ".join(_format(err, where).split())) from None
+    return load_spec(SceneSpec, source, "scene", SceneError)

@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from softrod.description._io import load_spec
 from softrod.somo._empirical import EmpiricalChain, EmpiricalManipulator, add_empirical_chain
 
 __all__ = [
@@ -131,22 +132,7 @@ class AssemblySpec(BaseModel):
 
 def load_assembly(source: str | Path | dict[str, Any] | AssemblySpec) -> AssemblySpec:
     """Read and validate an assembly (YAML file or dict); errors name the field."""
-    if isinstance(source, AssemblySpec):
-        return source
-    if isinstance(source, dict):
-        data, where = source, "dict"
-    else:
-        path = Path(source)
-        where = str(path)
-        if not path.is_file():
-            raise ValueError(f"assembly file not found: {path}")
-        data = yaml.safe_load(path.read_text())
-    try:
-        return AssemblySpec.model_validate(data)
-    except ValidationError as err:
-        e = err.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"])
-        raise ValueError(f"invalid assembly ({where}): {loc}: {e['msg']}") from None
+    return load_spec(AssemblySpec, source, "assembly")
 
 
 @dataclass(frozen=True)
