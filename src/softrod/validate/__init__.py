@@ -1,5 +1,35 @@
 """Validation against the outside world: SoRoSim reference solutions, hardware recordings."""
 
+from softrod.validate._hardware import (
+    ROBOTS,
+    HardwareFit,
+    HardwareParams,
+    calibrate_hardware,
+    hardware_robot,
+    mujoco_predict_marker,
+    predict_marker,
+    tip_errors_mm,
+)
+from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study, mujoco_sweep
 from softrod.validate._sorosim import StaticStudy, sorosim_robot, static_solver_study
+from softrod.validate._studies import dynamics_study, hardware_study, sorosim_study
 
-__all__ = ["StaticStudy", "sorosim_robot", "static_solver_study"]
+__all__ = [
+    "LINKS",
+    "ROBOTS",
+    "HardwareFit",
+    "HardwareParams",
+    "StaticStudy",
+    "calibrate_hardware",
+    "dynamics_study",
+    "hardware_robot",
+    "hardware_study",
+    "mujoco_predict_marker",
+    "mujoco_static_study",
+    "mujoco_sweep",
+    "predict_marker",
+    "sorosim_robot",
+    "sorosim_study",
+    "static_solver_study",
+    "tip_errors_mm",
+]

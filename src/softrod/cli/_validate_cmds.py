@@ -1,0 +1,144 @@
+"""`softrod validate sorosim|hardware [--json]`: the issue-9 validation studies.
+
+Each writes a Markdown report with figures (default folder `runs/validation/`, git-ignored)
+and prints a summary line per result, or one JSON object with `--json`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from softrod.cli._app import CliError, app
+
+__all__: list[str] = []
+
+_STUDIES = ("sorosim", "hardware")
+
+
+def _csv_ints(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError as exc:
+        raise CliError(f"--links must be comma-separated integers, got {text!r}") from exc
+    if not vals or min(vals) < 1:
+        raise CliError(f"--links needs positive integers, got {text!r}")
+    return vals
+
+
+@app.command("validate")
+def validate_cmd(
+    study: Annotated[str, typer.Argument(metavar="STUDY", help="sorosim or hardware.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for the report and figures.")
+    ] = Path("runs/validation"),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    links: Annotated[
+        str | None,
+        typer.Option(
+            "--links",
+            help="sorosim: MuJoCo N values (default 10,25,50,100); hardware: chain links (30).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="sorosim: shapes per study (default all 500).")
+    ] = None,
+    limit_large: Annotated[
+        int | None,
+        typer.Option("--limit-large", help="sorosim: shapes for N >= 100 only (default all)."),
+    ] = None,
+    material: Annotated[
+        str | None, typer.Option("--material", help="sorosim: only this rod (steel or tpu).")
+    ] = None,
+    releases: Annotated[
+        int,
+        typer.Option("--releases", help="sorosim: SoRoSim release records per rod (0 skips)."),
+    ] = 10,
+    lgvi_releases: Annotated[
+        int, typer.Option("--lgvi-releases", help="sorosim: TPU releases through the LGVI.")
+    ] = 2,
+    robot: Annotated[
+        str | None, typer.Option("--robot", help="hardware: only ftdcr_v4 or ftdcr_v6.")
+    ] = None,
+    stride: Annotated[
+        int, typer.Option("--stride", help="hardware: calibrate on every STRIDE-th train row.")
+    ] = 8,
+    max_nfev: Annotated[
+        int, typer.Option("--max-nfev", help="hardware: least-squares evaluations.")
+    ] = 10,
+    no_mujoco: Annotated[
+        bool, typer.Option("--no-mujoco", help="hardware: static rod model only.")
+    ] = False,
+) -> None:
+    """Validate against SoRoSim (statics) or the physical seed-002 TDCRs (hardware)."""
+    from softrod.validate import hardware_study, sorosim_study
+
+    if study not in _STUDIES:
+        raise CliError(f"STUDY must be one of {', '.join(_STUDIES)}, got {study!r}")
+    if study == "sorosim":
+        from softrod.datasets import MATERIALS
+        from softrod.validate import LINKS
+
+        if material is not None and material not in MATERIALS:
+            raise CliError(f"--material must be one of {', '.join(MATERIALS)}, got {material!r}")
+        mats = (material,) if material else tuple(MATERIALS)
+        ns = _csv_ints(links) if links else LINKS
+        obj = sorosim_study(out, materials=mats, links=ns, limit=limit, limit_large=limit_large)
+        if releases > 0:
+            from softrod.validate import dynamics_study
+
+            dyn = dynamics_study(
+                out,
+                materials=mats,
+                releases=tuple(range(1, min(releases, 10) + 1)),
+                lgvi_releases=tuple(range(1, min(lgvi_releases, 10) + 1)),
+            )
+            obj["dynamics"] = dyn["summary"]
+            obj["dynamics_effective_over_stated_damping"] = dyn["effective_over_stated"]
+            obj["mujoco_release_mean_error_pct"] = {
+                m: v["mujoco"]["mean_error_pct"] for m, v in dyn["summary"].items()
+            }
+        if as_json:
+            typer.echo(json.dumps(obj))
+            return
+        for mat, rows in obj["summary"].items():
+            for key, s in rows.items():
+                typer.echo(
+                    f"{mat}.{key}: mean {s['mean_pct']:.4f}% p95 {s['p95_pct']:.4f}% "
+                    f"max {s['max_pct']:.4f}% of L ({s['shapes']} shapes)"
+                )
+        for mat, models in obj.get("dynamics", {}).items():
+            for name, d in models.items():
+                typer.echo(
+                    f"{mat}.release.{name}: mean {d['mean_error_pct']:.3f}% max "
+                    f"{d['max_error_pct']:.3f}% of L ({d['releases']} releases)"
+                )
+    else:
+        from softrod.validate import ROBOTS
+
+        if robot is not None and robot not in ROBOTS:
+            raise CliError(f"--robot must be one of {', '.join(ROBOTS)}, got {robot!r}")
+        if stride < 1 or max_nfev < 1:
+            raise CliError("--stride and --max-nfev must be >= 1")
+        n = _csv_ints(links)[0] if links else 30
+        obj = hardware_study(
+            out,
+            robots=(robot,) if robot else ROBOTS,
+            stride=stride,
+            max_nfev=max_nfev,
+            mujoco=not no_mujoco,
+            links=n,
+        )
+        if as_json:
+            typer.echo(json.dumps(obj))
+            return
+        for rob, e in obj["robots"].items():
+            for name, m in e["models"].items():
+                typer.echo(
+                    f"{rob}.{name}: val mean {m['mean_mm']:.2f} mm median {m['median_mm']:.2f} "
+                    f"mm max {m['max_mm']:.2f} mm"
+                )
+    typer.echo(f"report: {obj['report']}")

@@ -1,0 +1,74 @@
+"""MuJoCo rigid-link chain vs SoRoSim's static equilibria (issue 9, statics, N-sweep).
+
+The same 500 shapes per rod as `static_solver_study`, solved as MuJoCo equilibria (Newton on
+MuJoCo's own generalized forces, `softrod.mujoco.static_equilibrium`) for a chain of N links.
+The mid wrench and tip wrench are point loads that follow their bodies (SoRoSim's loads are
+follower-free world-frame vectors applied at material points, as are these). Backbone stations
+are read at their arc length on the chain (`ChainInfo.body_point`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from softrod.datasets import SorosimStatics, load_sorosim_statics
+from softrod.validate._sorosim import StaticStudy, sorosim_robot
+
+__all__ = ["LINKS", "mujoco_static_study", "mujoco_sweep"]
+
+#: The discretizations the issue asks for (number of rigid links N).
+LINKS: tuple[int, ...] = (10, 25, 50, 100)
+
+
+def mujoco_static_study(
+    material: str,
+    links: int,
+    data: SorosimStatics | None = None,
+    root: str | Path | None = None,
+    limit: int | None = None,
+) -> StaticStudy:
+    """Solve SoRoSim's shapes as MuJoCo equilibria of an N-link chain; errors in % of length.
+
+    A failed equilibrium is kept (its error counts) and flagged in `converged`.
+    """
+    from softrod.mujoco import PointLoad, static_equilibrium
+    from softrod.mujoco._validate import make_model
+
+    data = data or load_sorosim_statics(material, frame="mujoco", root=root)
+    robot = sorosim_robot(material)
+    L = data.length
+    model, mjd, info = make_model(robot, links)
+    tip_body, tip_point = info.body_point(model, L)
+    mid_body, mid_point = info.body_point(model, 0.5 * L)
+    stations = [info.body_point(model, float(s)) for s in data.station_s]
+    k = data.n_shapes if limit is None else min(limit, data.n_shapes)
+    tip = np.empty(k)
+    st_err = np.empty((k, len(stations)))
+    ok = np.empty(k, dtype=bool)
+    for i in range(k):
+        model.opt.gravity[:] = data.gravity[i]
+        loads = [
+            PointLoad(tip_body, tip_point, data.tip_force[i], data.tip_moment[i]),
+            PointLoad(mid_body, mid_point, data.mid_force[i], data.mid_moment[i]),
+        ]
+        res = static_equilibrium(model, mjd, loads)
+        ok[i] = res.success
+        pts = np.array([mjd.xpos[b] + mjd.xmat[b].reshape(3, 3) @ p for b, p in stations])
+        st_err[i] = np.linalg.norm(pts - data.positions[i], axis=1) / L * 100
+        tip_pos = mjd.xpos[tip_body] + mjd.xmat[tip_body].reshape(3, 3) @ tip_point
+        tip[i] = np.linalg.norm(tip_pos - data.positions[i, -1]) / L * 100
+    return StaticStudy(material, f"mujoco-N{links}", tip, st_err, ok)
+
+
+def mujoco_sweep(
+    material: str,
+    links: Sequence[int] = LINKS,
+    root: str | Path | None = None,
+    limit: int | None = None,
+) -> dict[int, StaticStudy]:
+    """`mujoco_static_study` for every N in `links`."""
+    data = load_sorosim_statics(material, frame="mujoco", root=root)
+    return {int(n): mujoco_static_study(material, int(n), data=data, limit=limit) for n in links}
