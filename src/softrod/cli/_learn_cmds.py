@@ -1,0 +1,337 @@
+"""`softrod train | eval | demos | bc | teleop` and `softrod bench envs` (learning, issue 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from softrod.cli._app import CliError, app, bench_app
+
+__all__ = ["resolve_env_id"]
+
+
+def resolve_env_id(name: str) -> str:
+    """`Reach-v0` or `softrod/Reach-v0` -> the registered id; CliError names the known ones."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    from softrod.envs import ENV_IDS
+
+    full = name if name.startswith("softrod/") else f"softrod/{name}"
+    if full not in ENV_IDS:
+        known = ", ".join(i.removeprefix("softrod/") for i in ENV_IDS)
+        raise CliError(f"unknown environment {name!r}; known: {known}")
+    return full
+
+
+def _env_kwargs(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--env-kwargs must be a JSON object, got {text!r} ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise CliError(f"--env-kwargs must be a JSON object, got {text!r}")
+    return value
+
+
+def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary))
+        return
+    for key, value in summary.items():
+        if isinstance(value, float):
+            print(f"{key}: {value:.6g}")
+        else:
+            print(f"{key}: {value}")
+
+
+@app.command("train")
+def train_cmd(
+    env: str = typer.Argument(..., help="Environment, e.g. Reach-v0 (softrod/ prefix optional)."),
+    algo: str = typer.Option("sac", help="Algorithm (sac)."),
+    steps: int = typer.Option(100_000, "--steps", "-n", help="Environment steps."),
+    seed: int = typer.Option(0, help="Seed."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Run directory [runs/<env>-sac-<seed>]."
+    ),
+    n_envs: int = typer.Option(1, "--n-envs", help="Parallel environments."),
+    vec: str = typer.Option("dummy", help="dummy (in-process) or subproc (one process per env)."),
+    batch_size: int = typer.Option(64, help="Minibatch (Table 6: 64)."),
+    buffer_size: int = typer.Option(50_000, help="Replay buffer (Table 6: 50 000)."),
+    learning_rate: float = typer.Option(3e-4, "--lr", help="Learning rate (Table 6: 3e-4)."),
+    learning_starts: int = typer.Option(1000, help="Random-action steps before learning."),
+    gradient_steps: int = typer.Option(1, help="Gradient steps per environment step."),
+    checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
+    log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
+    env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
+    resume: Path | None = typer.Option(None, help="Continue from a checkpoint .zip."),
+    eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+) -> None:
+    """Train a policy with SAC (Stable-Baselines3); writes logs, checkpoints and a curve PNG."""
+    from softrod.learn import SACConfig, evaluate, load_sb3_policy, train_sac
+
+    if algo.lower() != "sac":
+        raise CliError(f"--algo must be sac, got {algo!r}")
+    env_id = resolve_env_id(env)
+    if vec not in ("dummy", "subproc"):
+        raise CliError(f"--vec must be dummy or subproc, got {vec!r}")
+    if resume is not None and not resume.is_file():
+        raise CliError(f"--resume: no checkpoint at {resume}")
+    config = SACConfig(
+        env_id=env_id,
+        env_kwargs=_env_kwargs(env_kwargs),
+        steps=steps,
+        seed=seed,
+        n_envs=n_envs,
+        vec_env="subproc" if vec == "subproc" else "dummy",
+        batch_size=batch_size,
+        buffer_size=buffer_size,
+        learning_rate=learning_rate,
+        learning_starts=learning_starts,
+        gradient_steps=gradient_steps,
+        checkpoint_every=checkpoint_every,
+        log_every=log_every,
+    )
+    run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-sac-{seed}"
+    result = train_sac(config, run, progress=progress, resume=resume)
+    print(f"run: {result.run_dir}")
+    print(f"steps: {result.steps}")
+    print(f"wall_time_s: {result.wall_time:.1f}")
+    print(f"steps_per_second: {result.steps_per_second:.1f}")
+    if eval_episodes > 0:
+        res = evaluate(
+            load_sb3_policy(result.model_path),
+            env_id,
+            episodes=eval_episodes,
+            env_kwargs=config.env_kwargs,
+        )
+        res.to_json(result.run_dir / "eval.json")
+        _print_summary(res.summary(), False)
+
+
+def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
+    """(policy, env id recorded with it or None, env kwargs) from a run directory or file."""
+    from softrod.learn import load_config, load_sb3_policy
+    from softrod.learn._bc import is_bc_policy, load_bc_policy
+
+    if not path.exists():
+        raise CliError(f"no policy at {path}")
+    if is_bc_policy(path):
+        pol = load_bc_policy(path)
+        return pol, pol.env_id, pol.env_kwargs
+    env_id, kwargs = None, {}
+    cfg = path / "config.yaml" if path.is_dir() else path.parent / "config.yaml"
+    if not cfg.is_file() and path.parent.name == "checkpoints":
+        cfg = path.parent.parent / "config.yaml"
+    if cfg.is_file():
+        c = load_config(cfg)
+        env_id = getattr(c, "env_id", None)
+        kwargs = dict(getattr(c, "env_kwargs", {}) or {})
+    return load_sb3_policy(path), env_id, kwargs
+
+
+@app.command("eval")
+def eval_cmd(
+    policy: Path = typer.Argument(..., help="Run directory, SAC .zip or BC policy (.pt / dir)."),
+    env: str | None = typer.Option(None, help="Environment (default: the one the run used)."),
+    episodes: int = typer.Option(100, help="Seeded episodes."),
+    seed: int = typer.Option(10_000, help="Reset seed of the first episode (then +1 each)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the summary JSON here."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Success rate and final distance of a trained policy over seeded episodes."""
+    from softrod.learn import evaluate
+
+    if episodes < 1:
+        raise CliError(f"--episodes must be >= 1, got {episodes}")
+    pol, run_env, kwargs = _load_policy(policy)
+    if env is None and run_env is None:
+        raise CliError("--env is required: the policy does not record its environment")
+    env_id = resolve_env_id(env) if env is not None else str(run_env)
+    res = evaluate(pol, env_id, episodes=episodes, seed=seed, env_kwargs=kwargs)
+    if out is not None:
+        res.to_json(out)
+    _print_summary(res.summary(), as_json)
+
+
+@bench_app.command("envs")
+def bench_envs_cmd(
+    envs: str | None = typer.Option(None, help="Comma-separated environments (default: all)."),
+    steps: int = typer.Option(1000, help="Steps per measurement."),
+    workers: int = typer.Option(2, help="Workers of the AsyncVectorEnv measurement (0: skip)."),
+    seed: int = typer.Option(0, help="Seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Steps per second of every environment, in one process and with N async workers."""
+    from softrod.learn._bench import bench_envs
+
+    if steps < 10:
+        raise CliError(f"--steps must be >= 10, got {steps}")
+    if workers < 0:
+        raise CliError(f"--workers must be >= 0, got {workers}")
+    ids = [resolve_env_id(e.strip()) for e in envs.split(",")] if envs else None
+    out = bench_envs(ids, steps=steps, workers=workers, seed=seed)
+    if as_json:
+        print(json.dumps(out))
+        return
+    for key, value in out.items():
+        print(f"{key}: {value:.6g}")
+
+
+@app.command("demos")
+def demos_cmd(
+    env: str = typer.Argument(..., help="WholeBodyGrasp-v0 or FlipSwitch-v0 (scripted experts)."),
+    episodes: int = typer.Option(50, "--episodes", "-n", help="Successful demonstrations."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output .npz (format: docs/learning.md)."),
+    seed: int = typer.Option(0, help="Reset seed of the first attempt (then +1 per attempt)."),
+    max_attempts: int | None = typer.Option(None, help="Give up after this many [2 n]."),
+    dedup: bool = typer.Option(False, help="Also drop consecutive duplicate frames (1e-9)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+) -> None:
+    """Record demonstrations with the task's scripted expert (failed attempts discarded)."""
+    from softrod.learn._demos import record_demos
+    from softrod.learn._experts import EXPERTS
+
+    env_id = resolve_env_id(env)
+    if env_id not in EXPERTS:
+        raise CliError(
+            f"no scripted expert for {env}; experts: "
+            f"{', '.join(e.removeprefix('softrod/') for e in EXPERTS)}"
+        )
+    if episodes < 1:
+        raise CliError(f"--episodes must be >= 1, got {episodes}")
+    cb = None
+    bar: Any = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        bar = Progress(
+            TextColumn(f"[bold]demos {env_id}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("attempts {task.fields[attempts]}"),
+        )
+        bar.start()
+        task = bar.add_task("demos", total=episodes, attempts=0)
+
+        def cb(kept: int, attempts: int) -> None:
+            bar.update(task, completed=kept, attempts=attempts)
+
+    try:
+        demos = record_demos(env_id, episodes, seed=seed, max_attempts=max_attempts, progress=cb)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if dedup:
+        demos = demos.remove_duplicates()
+    path = demos.save(out)
+    print(f"demos: {path}")
+    _print_summary(demos.stats(), False)
+
+
+@app.command("bc")
+def bc_cmd(
+    demos: Path = typer.Argument(..., help="Demonstrations (.npz from `softrod demos/teleop`)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run directory (policy.pt, logs)."),
+    policy: str = typer.Option("mlp", help="mlp (chunking MLP) or act (CVAE transformer)."),
+    iterations: int = typer.Option(10_000, help="Gradient steps."),
+    chunk: int = typer.Option(10, help="Actions per chunk (1: plain BC; seed 002: 75 at 60 Hz)."),
+    hidden: int = typer.Option(512, help="Hidden width."),
+    layers: int = typer.Option(3, help="MLP / transformer encoder layers."),
+    heads: int = typer.Option(4, help="Attention heads (act)."),
+    batch_size: int = typer.Option(256, help="Minibatch."),
+    learning_rate: float = typer.Option(1e-4, "--lr", help="AdamW learning rate."),
+    kl_weight: float = typer.Option(10.0, help="KL weight (act)."),
+    obs_noise: str = typer.Option("none", help="none, or env (seed 002 Table 4 noise)."),
+    seed: int = typer.Option(0, help="Seed."),
+    no_dedup: bool = typer.Option(False, help="Keep consecutive duplicate frames."),
+    eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+) -> None:
+    """Behaviour cloning with action chunking (MLP or ACT) from demonstrations."""
+    from softrod.learn import BCConfig, evaluate
+    from softrod.learn._bc import load_bc_policy, train_bc
+
+    if policy not in ("act", "mlp"):
+        raise CliError(f"--policy must be act or mlp, got {policy!r}")
+    if obs_noise not in ("none", "env"):
+        raise CliError(f"--obs-noise must be none or env, got {obs_noise!r}")
+    if not demos.is_file():
+        raise CliError(f"no demonstrations at {demos}")
+    config = BCConfig(
+        policy="act" if policy == "act" else "mlp",
+        iterations=iterations,
+        chunk=chunk,
+        hidden=hidden,
+        layers=layers,
+        heads=heads,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        kl_weight=kl_weight,
+        seed=seed,
+        obs_noise="env" if obs_noise == "env" else "none",
+        dedup_tol=None if no_dedup else 1e-9,
+        feedforward=4 * hidden,
+    )
+    res = train_bc(demos, config, out, progress=progress)
+    print(f"policy: {res.policy_path}")
+    print(f"frames: {res.frames}")
+    print(f"wall_time_s: {res.wall_time:.1f}")
+    print(f"final_loss: {res.final_loss:.5g}")
+    if eval_episodes > 0:
+        pol = load_bc_policy(res.policy_path)
+        ev = evaluate(pol, pol.env_id, episodes=eval_episodes, env_kwargs=pol.env_kwargs)
+        ev.to_json(res.run_dir / "eval.json")
+        _print_summary(ev.summary(), False)
+
+
+@app.command("teleop")
+def teleop_cmd(
+    env: str = typer.Argument(..., help="Environment (curvature-rate or TDCR-on-arm task)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output .npz of the recorded episodes."),
+    episodes: int = typer.Option(1, "--episodes", "-n", help="Episodes to record."),
+    seed: int = typer.Option(0, help="Reset seed of the first episode."),
+    backend: str = typer.Option("terminal", help="terminal, viewer (needs a display) or script."),
+    keys: str | None = typer.Option(None, help="Key script for --backend script ('.' = idle)."),
+    help_keys: bool = typer.Option(False, "--help-keys", help="Print the key map and exit."),
+) -> None:
+    """Drive a robot with the keyboard and record the episodes (raw frames, duplicates kept)."""
+    from softrod.learn._teleop import (
+        KEY_HELP,
+        record_teleop,
+        script_keys,
+        terminal_keys,
+        viewer_keys,
+    )
+
+    if help_keys:
+        print(KEY_HELP.strip())
+        return
+    env_id = resolve_env_id(env)
+    if backend not in ("terminal", "viewer", "script"):
+        raise CliError(f"--backend must be terminal, viewer or script, got {backend!r}")
+    if backend == "script" and not keys:
+        raise CliError("--backend script needs --keys")
+    if episodes < 1:
+        raise CliError(f"--episodes must be >= 1, got {episodes}")
+    if backend == "script":
+        key_iter: Any = script_keys(keys or "")
+    elif backend == "terminal":
+        key_iter = terminal_keys(0.05)
+    else:
+        import gymnasium as gym
+
+        key_iter = viewer_keys(gym.make(env_id), 0.05)
+    demos = record_teleop(
+        env_id, key_iter, episodes=episodes, seed=seed, echo=backend == "terminal"
+    )
+    path = demos.save(out)
+    print(f"\nteleop: {path}")
+    _print_summary(demos.stats(), False)
+    clean = demos.remove_duplicates()
+    print(f"frames_after_dedup: {clean.n_frames}")

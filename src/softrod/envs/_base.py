@@ -1,0 +1,195 @@
+"""The shared shell of every softrod environment: a MuJoCo model, substepping, rendering, pickling.
+
+A task subclasses `MujocoEnv` and supplies five pieces:
+
+* `_build_spec()` -> `mujoco.MjSpec` (the scene; called at construction and after unpickling),
+* `_bind()` (cache ids from `self.model` after compiling),
+* `_reset_task()` (sample the episode from `self.np_random`; set `self.data`),
+* `_apply_action(action)` (write `self.data.ctrl`), and
+* `_evaluate()` -> `(observation, reward_terms, terminated, info)`.
+
+The base sums the reward terms (each is reported in `info["reward_terms"]`), counts steps and
+truncates at `episode_steps`, and reports a physics blow-up as a terminated episode with
+`info["unstable"] = True` and the `unstable` reward term (-1) instead of raising.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+
+__all__ = ["MujocoEnv", "UNSTABLE_PENALTY", "OBS_LIMIT", "obs_box"]
+
+#: Reward added on the step where the simulation blows up (the episode then terminates).
+UNSTABLE_PENALTY = -1.0
+#: Bound of every observation component; observations are clipped to it (a blown-up simulation
+#: must still return an observation inside the space).
+OBS_LIMIT = 1.0e3
+#: Full physics state saved when pickling (positions, velocities, controls, mocap, time, ...).
+_STATE_SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
+
+
+def obs_box(n: int) -> gym.spaces.Box:
+    """The observation space of n float32 components bounded by +-OBS_LIMIT."""
+    return gym.spaces.Box(-OBS_LIMIT, OBS_LIMIT, (n,), dtype=np.float32)
+
+
+def _clean(obs: np.ndarray) -> np.ndarray:
+    obs = np.nan_to_num(obs, nan=0.0, posinf=OBS_LIMIT, neginf=-OBS_LIMIT)
+    return np.clip(obs, -OBS_LIMIT, OBS_LIMIT).astype(np.float32)
+
+
+class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
+    """Base class of the softrod Gymnasium environments (see the module docstring).
+
+    Parameters
+    ----------
+    episode_steps : steps per episode; the episode is truncated after this many.
+    render_mode : None or "rgb_array".
+    width, height : rendered image size [px].
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 20}  # noqa: RUF012
+    #: Control period [s] (one `step`); subclasses set it and the substep count follows.
+    control_period: float = 0.05
+    #: Camera used by `render` (a camera name of the scene).
+    camera: str = "main"
+
+    def __init__(
+        self,
+        *,
+        episode_steps: int,
+        render_mode: str | None = None,
+        width: int = 320,
+        height: int = 240,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                f"got {render_mode!r}"
+            )
+        if episode_steps < 1:
+            raise ValueError(f"episode_steps must be >= 1, got {episode_steps}")
+        if width < 16 or height < 16:
+            raise ValueError(f"width and height must be >= 16 px, got {width} x {height}")
+        self.render_mode = render_mode
+        self.episode_steps = int(episode_steps)
+        self.width, self.height = int(width), int(height)
+        self._renderer: mujoco.Renderer | None = None
+        self._step_count = 0
+        self._compile()
+        self.metadata = dict(self.metadata)
+        self.metadata["render_fps"] = int(round(1.0 / self.control_period))
+
+    # -- task hooks ---------------------------------------------------------------------------
+
+    def _build_spec(self) -> mujoco.MjSpec:
+        raise NotImplementedError
+
+    def _bind(self) -> None:
+        """Cache ids and constants of the compiled model (override)."""
+
+    def _reset_task(self) -> None:
+        raise NotImplementedError
+
+    def _apply_action(self, action: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _evaluate(self) -> tuple[np.ndarray, dict[str, float], bool, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _after_substeps(self) -> None:
+        """Hook run once per `step` after the physics (override, e.g. for event tracking)."""
+
+    # -- model --------------------------------------------------------------------------------
+
+    def _compile(self) -> None:
+        spec = self._build_spec()
+        self.model = spec.compile()
+        self.data = mujoco.MjData(self.model)
+        self.n_substeps = max(1, int(round(self.control_period / self.model.opt.timestep)))
+        self._bind()
+
+    @property
+    def dt(self) -> float:
+        """Control period actually simulated [s] (substeps x timestep)."""
+        return self.n_substeps * float(self.model.opt.timestep)
+
+    # -- Gymnasium API ------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        mujoco.mj_resetData(self.model, self.data)
+        self._step_count = 0
+        self._reset_task()
+        mujoco.mj_forward(self.model, self.data)
+        obs, _, _, info = self._evaluate()
+        return _clean(obs), info
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        a = np.asarray(action, dtype=np.float64).reshape(self.action_space.shape)
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"action must be finite, got {a}")
+        space: Any = self.action_space
+        a = np.clip(a, space.low, space.high)
+        self._apply_action(a)
+        warn = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
+        n_bad = warn.number
+        for _ in range(self.n_substeps):
+            mujoco.mj_step(self.model, self.data)
+        # mj_step leaves positions, contacts and velocities of the state *before* its last
+        # integration; recompute them so observations and rewards describe the current state
+        # (and a pickled copy, which recomputes them on load, continues bit-identically).
+        mujoco.mj_forward(self.model, self.data)
+        unstable = warn.number > n_bad
+        self._after_substeps()
+        self._step_count += 1
+        obs, terms, terminated, info = self._evaluate()
+        if unstable:
+            terms = dict(terms)
+            terms["unstable"] = UNSTABLE_PENALTY
+            terminated = True
+            info["unstable"] = True
+        info["reward_terms"] = terms
+        reward = float(sum(terms.values()))
+        truncated = self._step_count >= self.episode_steps and not terminated
+        return _clean(obs), reward, terminated, truncated, info
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        if self.render_mode is None:
+            gym.logger.warn("render() called without render_mode; pass render_mode='rgb_array'")
+            return None
+        if self._renderer is None:
+            self._renderer = mujoco.Renderer(self.model, self.height, self.width)
+        self._renderer.update_scene(self.data, camera=self.camera)
+        return self._renderer.render().copy()
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    # -- pickling: rebuild the model from the constructor arguments, restore the state -------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("model", "data", "_renderer")}
+        state = copy.copy(state)
+        size = mujoco.mj_stateSize(self.model, _STATE_SPEC)
+        buf = np.empty(size)
+        mujoco.mj_getState(self.model, self.data, buf, _STATE_SPEC)
+        state["_pickled_physics"] = buf
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        buf = state.pop("_pickled_physics")
+        self.__dict__.update(state)
+        self._renderer = None
+        self._compile()
+        mujoco.mj_setState(self.model, self.data, buf, _STATE_SPEC)
+        mujoco.mj_forward(self.model, self.data)

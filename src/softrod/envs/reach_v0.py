@@ -1,0 +1,134 @@
+"""`softrod/Reach-v0`: SoftManiSim's five-segment reacher (seed 000, App. F; ALGORITHMS.md A.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from softrod.envs._base import obs_box
+from softrod.envs._reach_core import HangingRobotEnv
+from softrod.envs._scene import shipped_robot, with_tendon_stiffness
+
+__all__ = ["ReachEnv"]
+
+#: Target box of SoftManiSim's reacher [m] (REPO): x, y in [-0.2, 0.2], z in [0.1, 0.25].
+TARGET_LOW = (-0.2, -0.2, 0.10)
+TARGET_HIGH = (0.2, 0.2, 0.25)
+#: SoftManiSim's height band for the tip [m]; outside it the `bounds` term is -0.5.
+Z_BAND = (0.07, 0.28)
+
+
+class ReachEnv(HangingRobotEnv):
+    """The five-segment soft robot (`softmanisim_5seg`) hanging from (0, 0, 0.5) m reaches a
+    random target in SoftManiSim's box.
+
+    The robot is the continuum-informed MuJoCo chain (10 links) with pull-only, length-controlled
+    tendons of axial stiffness `tendon_stiffness`; gravity acts. Each step (0.05 s, 5 substeps
+    of 10 ms) the action changes the commanded bending curvature of every segment, which sets
+    the four tendon lengths of each segment through the constant-curvature map (module
+    `softrod.envs._reach_core`). An episode lasts `episode_steps` steps (2.5 s by default); it is
+    truncated, never terminated, so the final distance is that after the last step.
+
+    Observation, shape (34,), float32:
+
+    | index | component | unit |
+    |---|---|---|
+    | 0-14 | distal end of segments 1..5 (x, y, z each), world frame | m |
+    | 15-17 | tip velocity, world frame | m/s |
+    | 18-20 | target position, world frame | m |
+    | 21-23 | target - tip | m |
+    | 24-33 | commanded curvature of segments 1..5 (toward body x, y) / kappa_max | 1 |
+
+    Action, shape (10,), in [-1, 1]: change of the commanded curvature of segments 1..5
+    (toward body x, body y), in units of `kappa_rate` [1/m per step]; the command saturates at
+    +-`kappa_max` [1/m].
+
+    Reward = sum of `info["reward_terms"]`:
+
+    * `reach` = exp(-50 d^2), d = |tip - target| [m] (App. F);
+    * `bounds` = -0.5 when the tip height leaves [0.07, 0.28] m (App. F);
+    * `distance` = -`distance_weight` d: a linear pull toward the target, whose slope does not
+      vanish near it (App. F's exp(-50 d^2) is flat below a centimetre); 0 gives App. F exactly.
+
+    `info`: `success` (d <= `success_radius`), `distance` [m], `tip`, `target` [m],
+    `reward_terms`.
+
+    Differences from SoftManiSim (documented choices): multi-step closed-loop episodes instead
+    of a one-step bandit; tendon-length control through curvature rates instead of absolute
+    wire lengths; the fifth segment's extension is not modelled (Kirchhoff chain).
+    """
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        *,
+        episode_steps: int = 50,
+        links: int = 10,
+        tendon_stiffness: float = 2.0e4,
+        kappa_max: float = 12.0,
+        kappa_rate: float = 1.5,
+        distance_weight: float = 10.0,
+        success_radius: float = 0.01,
+        width: int = 320,
+        height: int = 240,
+    ) -> None:
+        if distance_weight < 0 or not success_radius > 0:
+            raise ValueError(
+                "distance_weight must be >= 0 and success_radius > 0, got "
+                f"{distance_weight}, {success_radius}"
+            )
+        self.distance_weight = float(distance_weight)
+        self.success_radius = float(success_radius)
+        robot = with_tendon_stiffness(shipped_robot("softmanisim_5seg"), tendon_stiffness)
+        super().__init__(
+            robot,
+            links=links,
+            timestep=0.01,
+            damping_ratio=0.5,
+            kappa_max=kappa_max,
+            kappa_rate=kappa_rate,
+            planar=False,
+            episode_steps=episode_steps,
+            render_mode=render_mode,
+            width=width,
+            height=height,
+            floor_z=-0.1,
+        )
+        n_seg = self.robot.n_segments
+        n_obs = 3 * n_seg + 9 + self.n_commands
+        self.observation_space = obs_box(n_obs)
+
+    # -- episode ------------------------------------------------------------------------------
+
+    def _sample_target(self) -> np.ndarray:
+        return self.np_random.uniform(TARGET_LOW, TARGET_HIGH)
+
+    def _reset_task(self) -> None:
+        self._reset_robot()
+        self._set_target(self._sample_target())
+
+    def _observation(self, tip: np.ndarray) -> np.ndarray:
+        return np.concatenate(
+            [
+                self.segment_ends().ravel(),
+                self.tip_velocity(),
+                self.target,
+                self.target - tip,
+                self.kappa / self.kappa_max,
+            ]
+        ).astype(np.float32)
+
+    def _reach_terms(self, tip: np.ndarray) -> dict[str, float]:
+        d = float(np.linalg.norm(tip - self.target))
+        return {
+            "reach": float(np.exp(-50.0 * d * d)),
+            "bounds": -0.5 if not Z_BAND[0] <= tip[2] <= Z_BAND[1] else 0.0,
+            "distance": -self.distance_weight * d,
+        }
+
+    def _evaluate(self) -> tuple[np.ndarray, dict[str, float], bool, dict[str, Any]]:
+        tip = self.tip_position()
+        info = self._base_info(tip)
+        info["success"] = bool(info["distance"] <= self.success_radius)
+        return self._observation(tip), self._reach_terms(tip), False, info

@@ -1,0 +1,359 @@
+"""Behaviour cloning from demonstrations: an MLP, or an ACT-style action-chunking transformer.
+
+`policy="act"` is the state-only ACT of seed 002 (ALGORITHMS.md C.4; Zhao et al. 2023): a
+conditional VAE whose encoder (training only) reads [CLS, observation, action chunk] and
+predicts a latent style z; the policy, a transformer encoder over [z, observation] and a
+decoder with one learned query per future step, predicts the next `chunk` actions. The loss is
+L1 on the chunk (steps past the episode's end hold its last action, `pad="hold"`, or are
+masked as in ACT, `pad="mask"`) plus `kl_weight` x KL(z). At run time z = 0 and the chunks that
+cover the current step are averaged with exponential weights exp(-k i), i = 0 for the oldest
+(temporal ensembling), querying every step. `policy="mlp"` regresses the next `chunk` actions
+with an MLP (L1; chunk = 1 is plain behaviour cloning), ensembled the same way.
+
+Observations and actions are standardized with the demonstrations' mean and std; during training
+Gaussian noise with the environment's `observation_noise` (seed 002 Table 4) is added to the
+raw observations. A trained policy is one `.pt` file (tensors and plain metadata) with the
+environment id, so `softrod eval` can run it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from softrod.learn._config import BCConfig, save_config
+from softrod.learn._demos import DemoSet
+
+__all__ = ["BCPolicy", "BCResult", "train_bc", "load_bc_policy", "is_bc_policy"]
+
+#: Marker stored in policy files.
+_KIND = "softrod-bc-policy"
+#: Smallest standard deviation used to standardize a component (constant components).
+_STD_FLOOR = 1e-4
+
+
+def _build_net(cfg: BCConfig, obs_dim: int, act_dim: int) -> Any:
+    import torch
+    from torch import nn
+
+    class MLPNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            layers: list[nn.Module] = []
+            width = obs_dim
+            for _ in range(cfg.layers):
+                layers += [nn.Linear(width, cfg.hidden), nn.ReLU()]
+                width = cfg.hidden
+            layers.append(nn.Linear(width, cfg.chunk * act_dim))
+            self.net = nn.Sequential(*layers)
+
+        def forward(self, obs: torch.Tensor, actions: Any = None, is_pad: Any = None) -> Any:
+            return self.net(obs).reshape(obs.shape[0], cfg.chunk, act_dim), None, None
+
+    class ACTNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            h, k = cfg.hidden, cfg.chunk
+            # CVAE encoder: [CLS, obs, a_1..a_k] -> (mu, logvar) of z.
+            self.cls = nn.Parameter(torch.zeros(1, 1, h))
+            self.enc_obs = nn.Linear(obs_dim, h)
+            self.enc_act = nn.Linear(act_dim, h)
+            self.enc_pos = nn.Parameter(0.02 * torch.randn(1, k + 2, h))
+            layer = nn.TransformerEncoderLayer(
+                h, cfg.heads, cfg.feedforward, cfg.dropout, batch_first=True
+            )
+            self.cvae = nn.TransformerEncoder(layer, cfg.layers, enable_nested_tensor=False)
+            self.to_latent = nn.Linear(h, 2 * cfg.latent)
+            # Policy: encoder over [z, obs], decoder with k learned queries.
+            self.z_in = nn.Linear(cfg.latent, h)
+            self.obs_in = nn.Linear(obs_dim, h)
+            self.src_pos = nn.Parameter(0.02 * torch.randn(1, 2, h))
+            self.query = nn.Parameter(0.02 * torch.randn(1, k, h))
+            self.transformer = nn.Transformer(
+                d_model=h,
+                nhead=cfg.heads,
+                num_encoder_layers=cfg.layers,
+                num_decoder_layers=cfg.decoder_layers,
+                dim_feedforward=cfg.feedforward,
+                dropout=cfg.dropout,
+                batch_first=True,
+            )
+            self.head = nn.Linear(h, act_dim)
+
+        def forward(self, obs: torch.Tensor, actions: Any = None, is_pad: Any = None) -> Any:
+            b = obs.shape[0]
+            if actions is not None:
+                tokens = (
+                    torch.cat(
+                        [
+                            self.cls.expand(b, -1, -1),
+                            self.enc_obs(obs)[:, None],
+                            self.enc_act(actions),
+                        ],
+                        dim=1,
+                    )
+                    + self.enc_pos
+                )
+                mask = torch.cat([torch.zeros(b, 2, dtype=torch.bool), is_pad], dim=1)
+                hid = self.cvae(tokens, src_key_padding_mask=mask)[:, 0]
+                mu, logvar = self.to_latent(hid).chunk(2, dim=-1)
+                z = mu + torch.exp(0.5 * logvar) * torch.randn_like(mu)
+            else:
+                mu = logvar = None
+                z = torch.zeros(b, cfg.latent)
+            src = torch.stack([self.z_in(z), self.obs_in(obs)], dim=1) + self.src_pos
+            out = self.transformer(src, self.query.expand(b, -1, -1))
+            return self.head(out), mu, logvar
+
+    return ACTNet() if cfg.policy == "act" else MLPNet()
+
+
+def _chunks(demos: DemoSet, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(obs (N, o), action chunks (N, k, a), is_pad (N, k)) over all frames."""
+    obs_l, act_l, pad_l = [], [], []
+    for o, a in zip(demos.observations, demos.actions, strict=True):
+        t_len = len(o)
+        idx = np.arange(t_len)[:, None] + np.arange(k)[None, :]
+        pad = idx >= t_len
+        act_l.append(a[np.minimum(idx, t_len - 1)])
+        pad_l.append(pad)
+        obs_l.append(o)
+    return np.concatenate(obs_l), np.concatenate(act_l), np.concatenate(pad_l)
+
+
+def _noise_std(env_id: str, env_kwargs: dict[str, Any], obs_dim: int, cfg: BCConfig) -> np.ndarray:
+    if cfg.obs_noise == "none":
+        return np.zeros(obs_dim)
+    if cfg.obs_noise != "env":
+        std = np.asarray(cfg.obs_noise, dtype=float)
+        if std.shape != (obs_dim,):
+            raise ValueError(f"obs_noise needs {obs_dim} values, got {std.size}")
+        return std
+    import gymnasium as gym
+
+    import softrod.envs  # noqa: F401
+
+    env = gym.make(env_id, **env_kwargs)
+    found = getattr(env.unwrapped, "observation_noise", None)
+    env.close()
+    return np.zeros(obs_dim) if found is None else np.asarray(found, dtype=float)
+
+
+@dataclass(frozen=True)
+class BCResult:
+    """A finished BC run: the policy file, iterations, wall time [s], final loss."""
+
+    run_dir: Path
+    policy_path: Path
+    iterations: int
+    wall_time: float
+    final_loss: float
+    frames: int
+
+
+class BCPolicy:
+    """A trained BC policy: `reset()` per episode, `act(obs) -> action` (numpy, env units)."""
+
+    def __init__(
+        self,
+        net: Any,
+        cfg: BCConfig,
+        stats: dict[str, np.ndarray],
+        env_id: str,
+        env_kwargs: dict[str, Any],
+    ) -> None:
+        self.net = net.eval()
+        self.cfg = cfg
+        self.stats = stats
+        self.env_id = env_id
+        self.env_kwargs = env_kwargs
+        self.reset()
+
+    def reset(self) -> None:
+        self._t = 0
+        self._preds: list[tuple[int, np.ndarray]] = []  # (query step, (k, a) actions)
+        self._plan: np.ndarray | None = None
+
+    def _predict(self, obs: np.ndarray) -> np.ndarray:
+        import torch
+
+        s = self.stats
+        x = (np.asarray(obs, dtype=np.float64) - s["obs_mean"]) / s["obs_std"]
+        with torch.no_grad():
+            out, _, _ = self.net(torch.as_tensor(x, dtype=torch.float32)[None])
+        return out[0].numpy() * s["act_std"] + s["act_mean"]
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        k = self.cfg.chunk
+        if k > 1 and self.cfg.temporal_ensemble < 0:
+            # Open-loop chunks: query every k steps.
+            if self._plan is None or self._t % k == 0:
+                self._plan = self._predict(obs)
+            a = self._plan[self._t % k]
+        elif k > 1:
+            self._preds.append((self._t, self._predict(obs)))
+            self._preds = [(q, p) for q, p in self._preds if self._t - q < k]
+            acts = np.array([p[self._t - q] for q, p in self._preds])  # oldest first
+            w = np.exp(-self.cfg.temporal_ensemble * np.arange(len(acts)))
+            a = (w[:, None] * acts).sum(0) / w.sum()
+        else:
+            a = self._predict(obs)[0]
+        self._t += 1
+        return a.astype(np.float32)
+
+    __call__ = act
+
+
+def train_bc(
+    demos: DemoSet | str | Path,
+    config: BCConfig,
+    run_dir: str | Path,
+    *,
+    progress: bool = True,
+) -> BCResult:
+    """Train a BC policy on the successful demonstrations; write `run_dir` (policy.pt,
+    config.yaml, losses.csv, summary.json) and return a summary."""
+    import torch
+
+    from softrod.learn._sac import set_torch_threads
+
+    set_torch_threads(config.torch_threads)
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    data = demos if isinstance(demos, DemoSet) else DemoSet.load(demos)
+    data = data.successful()
+    if data.n_episodes == 0:
+        raise ValueError("no successful demonstrations to learn from")
+    if config.dedup_tol is not None:
+        data = data.remove_duplicates(config.dedup_tol)
+    obs, chunks, pad = _chunks(data, config.chunk)
+    obs_dim, act_dim = obs.shape[1], chunks.shape[2]
+    noise = _noise_std(data.env_id, data.env_kwargs, obs_dim, config)
+    stats = {
+        "obs_mean": obs.mean(0),
+        "obs_std": np.maximum(obs.std(0), np.maximum(noise, _STD_FLOOR)),
+        "act_mean": chunks[:, 0].mean(0),
+        "act_std": np.maximum(chunks[:, 0].std(0), _STD_FLOOR),
+    }
+    net = _build_net(config, obs_dim, act_dim)
+    opt = torch.optim.AdamW(
+        net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    a_norm = torch.as_tensor((chunks - stats["act_mean"]) / stats["act_std"], dtype=torch.float32)
+    pad_t = torch.as_tensor(pad)
+    run = Path(run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    save_config(config, run / "config.yaml")
+    bar: Any = None
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        bar = Progress(
+            TextColumn(f"[bold]BC ({config.policy}) {data.env_id}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]:.4f}"),
+        )
+        bar.start()
+        task = bar.add_task("bc", total=config.iterations, loss=float("nan"))
+    losses: list[tuple[int, float, float]] = []
+    t0 = time.perf_counter()
+    net.train()
+    n = len(obs)
+    loss_val = float("nan")
+    try:
+        for it in range(1, config.iterations + 1):
+            idx = rng.integers(0, n, size=min(config.batch_size, n))
+            o = obs[idx] + rng.normal(size=(len(idx), obs_dim)) * noise
+            o_t = torch.as_tensor((o - stats["obs_mean"]) / stats["obs_std"], dtype=torch.float32)
+            target, mask = a_norm[idx], pad_t[idx]
+            pred, mu, logvar = net(o_t, target if config.policy == "act" else None, mask)
+            # "hold": steps past the episode's end count, with the last action as their target
+            # (the demonstrations stop at success, e.g. the instant the tip crosses the plate;
+            # masking them leaves the chunk's tail untrained and the ensembled policy stalls).
+            valid = (~mask if config.pad == "mask" else torch.ones_like(mask)).float()[..., None]
+            l1 = (torch.abs(pred - target) * valid).sum() / (valid.sum() * act_dim)
+            kl = torch.zeros(())
+            if mu is not None:
+                kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(-1)).mean()
+            loss = l1 + config.kl_weight * kl
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_val = float(loss.detach())
+            if it % 50 == 0 or it == config.iterations:
+                losses.append((it, float(l1.detach()), float(kl.detach())))
+                if bar is not None:
+                    bar.update(task, completed=it, loss=loss_val)
+    finally:
+        if bar is not None:
+            bar.stop()
+    wall = time.perf_counter() - t0
+    net.eval()
+    path = run / "policy.pt"
+    torch.save(
+        {
+            "kind": _KIND,
+            "state_dict": net.state_dict(),
+            "config": config.model_dump(mode="json"),
+            "stats": {key: torch.as_tensor(v) for key, v in stats.items()},
+            "env_id": data.env_id,
+            "env_kwargs": json.dumps(data.env_kwargs),
+            "obs_dim": obs_dim,
+            "act_dim": act_dim,
+        },
+        path,
+    )
+    with (run / "losses.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["iteration", "l1", "kl"])
+        w.writerows(losses)
+    (run / "summary.json").write_text(
+        json.dumps(
+            {
+                "env_id": data.env_id,
+                "policy": config.policy,
+                "iterations": config.iterations,
+                "wall_time_s": round(wall, 2),
+                "frames": int(n),
+                "episodes": data.n_episodes,
+                "final_loss": loss_val,
+            },
+            indent=2,
+        )
+    )
+    return BCResult(run, path, config.iterations, wall, loss_val, int(n))
+
+
+def is_bc_policy(path: str | Path) -> bool:
+    """Whether `path` is a BC policy file (or a run directory holding policy.pt)."""
+    p = Path(path)
+    return (p / "policy.pt").is_file() if p.is_dir() else p.suffix == ".pt"
+
+
+def load_bc_policy(path: str | Path) -> BCPolicy:
+    """Load a policy written by `train_bc` (a .pt file or its run directory)."""
+    import torch
+
+    from softrod.learn._sac import set_torch_threads
+
+    set_torch_threads(1)
+    p = Path(path)
+    if p.is_dir():
+        p = p / "policy.pt"
+    if not p.is_file():
+        raise FileNotFoundError(f"no BC policy at {path}")
+    blob = torch.load(p, map_location="cpu", weights_only=True)
+    if not isinstance(blob, dict) or blob.get("kind") != _KIND:
+        raise ValueError(f"{p} is not a softrod BC policy")
+    cfg = BCConfig.model_validate(blob["config"])
+    net = _build_net(cfg, int(blob["obs_dim"]), int(blob["act_dim"]))
+    net.load_state_dict(blob["state_dict"])
+    stats = {key: v.numpy() for key, v in blob["stats"].items()}
+    return BCPolicy(net, cfg, stats, blob["env_id"], json.loads(blob["env_kwargs"]))

@@ -1,0 +1,290 @@
+"""Learning pipeline end to end: SAC for a few hundred steps, evaluation, CLI, benchmark.
+
+Long runs are benchmarks (docs/learning.md); these only prove that the pipeline works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import numpy as np
+import pytest
+
+pytest.importorskip("gymnasium")
+pytest.importorskip("mujoco")
+torch = pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+
+import softrod.cli._learn_cmds  # noqa: E402, F401  (registers the commands)
+from softrod.cli import main  # noqa: E402
+from softrod.learn import (  # noqa: E402
+    SACConfig,
+    evaluate,
+    load_config,
+    load_sb3_policy,
+    read_episodes,
+    train_sac,
+)
+
+torch.set_num_threads(1)
+
+#: Steps of the smoke training run: enough for several episodes and some gradient updates.
+SMOKE_STEPS = 300
+
+
+def test_sac_trains_logs_checkpoints_and_evaluates(tmp_path: Path) -> None:
+    cfg = SACConfig(
+        env_id="softrod/PlanarReach-v0",
+        steps=SMOKE_STEPS,
+        learning_starts=100,
+        log_every=100,
+        checkpoint_every=150,
+        seed=3,
+    )
+    res = train_sac(cfg, tmp_path / "run", progress=False)
+    run = res.run_dir
+    assert res.steps == SMOKE_STEPS and res.episodes == SMOKE_STEPS // 40
+    for name in (
+        "config.yaml",
+        "progress.csv",
+        "episodes.csv",
+        "model.zip",
+        "learning_curve.png",
+        "summary.json",
+    ):
+        assert (run / name).is_file(), name
+    assert list(run.glob("events.out.tfevents.*")), "TensorBoard log"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [
+        "sac_150_steps.zip",
+        "sac_300_steps.zip",
+    ]
+    assert load_config(run / "config.yaml") == cfg
+    ep = read_episodes(run)
+    assert len(ep["steps"]) == res.episodes and np.all(np.isfinite(ep["final_distance"]))
+
+    pol = load_sb3_policy(run)
+    ev = evaluate(pol, cfg.env_id, episodes=3, seed=7)
+    again = evaluate(pol, cfg.env_id, episodes=3, seed=7)
+    np.testing.assert_array_equal(ev.final_distance, again.final_distance)
+    s = ev.summary()
+    assert s["episodes"] == 3 and 0.0 <= s["success_rate"] <= 1.0
+    assert s["final_distance_mean"] > 0
+
+
+def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "cli_run"
+    rc = main(
+        [
+            "train",
+            "PlanarReach-v0",
+            "--steps",
+            "200",
+            "--learning-starts",
+            "100",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--checkpoint-every",
+            "1000",
+        ]
+    )
+    assert rc == 0
+    assert (out / "model.zip").is_file()
+    capsys.readouterr()
+    rc = main(["eval", str(out), "--episodes", "2", "--json"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["env_id"] == "softrod/PlanarReach-v0" and summary["episodes"] == 2
+
+    for argv, needle in [
+        (["train", "Nope-v0", "--steps", "10"], "unknown environment"),
+        (["train", "Reach-v0", "--algo", "ppo"], "--algo"),
+        (["train", "Reach-v0", "--env-kwargs", "[1]"], "--env-kwargs"),
+        (["eval", str(tmp_path / "missing")], "no policy"),
+        (["bench", "envs", "--steps", "2"], "--steps"),
+    ]:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert needle in err and err.count("\n") == 1, err
+
+
+def test_bench_envs_reports_every_metric(capsys: pytest.CaptureFixture) -> None:
+    assert main(["bench", "envs", "--envs", "Reach-v0", "--steps", "20", "--workers", "2"]) == 0
+    lines = dict(line.split(": ") for line in capsys.readouterr().out.strip().splitlines())
+    assert set(lines) == {
+        "Reach-v0.steps_per_s",
+        "Reach-v0.steps_per_cpu_s",
+        "Reach-v0.async2_steps_per_s",
+    }
+    assert all(float(v) > 0 for v in lines.values())
+
+
+# -- demonstrations, duplicate filter, experts, behaviour cloning, teleoperation ---------------
+
+from softrod.learn import BCConfig  # noqa: E402
+from softrod.learn._bc import is_bc_policy, load_bc_policy, train_bc  # noqa: E402
+from softrod.learn._demos import DemoSet, duplicate_mask, record_demos  # noqa: E402
+from softrod.learn._teleop import record_teleop, script_keys  # noqa: E402
+
+#: Seed 002 App. E.2: consecutive frames whose robot states agree within 1e-9 are duplicates.
+DEDUP_TOL = 1e-9
+
+
+def test_duplicate_filter_drops_only_consecutive_repeats() -> None:
+    base = np.array(
+        [[0.0, 1.0], [0.0, 1.0], [0.0, 1.0 + 5e-10], [0.5, 1.0], [0.0, 1.0], [0.0, 1.0 + 2e-9]]
+    )
+    keep = duplicate_mask(base, DEDUP_TOL)
+    # Repeats (within tolerance) of the previous frame go; a return to an earlier state and a
+    # change just above the tolerance stay.
+    np.testing.assert_array_equal(keep, [True, False, False, True, True, True])
+    with pytest.raises(ValueError, match="2-D"):
+        duplicate_mask(np.zeros(3))
+
+    demos = DemoSet(
+        "softrod/Reach-v0",
+        [base, base[:2]],
+        [np.arange(6.0)[:, None], np.arange(2.0)[:, None]],
+        [True, False],
+        [3, 4],
+    )
+    clean = demos.remove_duplicates(DEDUP_TOL)
+    assert [len(o) for o in clean.observations] == [4, 1]
+    np.testing.assert_array_equal(clean.actions[0][:, 0], [0, 3, 4, 5])
+    assert clean.dedup_tol == DEDUP_TOL and clean.successful().n_episodes == 1
+
+
+def test_demo_file_round_trip(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    demos = DemoSet(
+        "softrod/Reach-v0",
+        [rng.normal(size=(5, 3)), rng.normal(size=(2, 3))],
+        [rng.normal(size=(5, 2)), rng.normal(size=(2, 2))],
+        [True, False],
+        [7, 8],
+        {"episode_steps": 10},
+        0.05,
+        "teleop",
+    )
+    path = demos.save(tmp_path / "d.npz")
+    back = DemoSet.load(path)
+    assert back.env_id == demos.env_id and back.env_kwargs == {"episode_steps": 10}
+    assert back.source == "teleop" and back.dedup_tol is None
+    for a, b in zip(back.observations, demos.observations, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    np.testing.assert_array_equal(back.success, [True, False])
+    np.testing.assert_array_equal(back.seeds, [7, 8])
+    with pytest.raises(FileNotFoundError):
+        DemoSet.load(tmp_path / "missing.npz")
+
+
+@pytest.mark.parametrize("env_id", ["softrod/WholeBodyGrasp-v0", "softrod/FlipSwitch-v0"])
+def test_scripted_expert_records_a_successful_demo(env_id: str) -> None:
+    demos = record_demos(env_id, 1, seed=5, max_attempts=2)
+    assert demos.n_episodes == 1 and demos.success.all()
+    assert demos.observations[0].shape[1] == 19 and demos.actions[0].shape[1] == 16
+    assert demos.source == "expert" and demos.control_period == pytest.approx(0.05)
+
+
+def _tiny_demo_file(tmp_path: Path) -> Path:
+    demos = record_demos("softrod/FlipSwitch-v0", 1, seed=5, max_attempts=2)
+    return demos.save(tmp_path / "switch1.npz")
+
+
+@pytest.mark.parametrize("policy", ["mlp", "act"])
+def test_behaviour_cloning_trains_saves_and_runs(tmp_path: Path, policy: str) -> None:
+    path = _tiny_demo_file(tmp_path)
+    cfg = BCConfig(
+        policy=policy,
+        iterations=20,
+        hidden=32,
+        layers=1,
+        heads=2,
+        feedforward=64,
+        chunk=5,
+        batch_size=32,
+    )
+    res = train_bc(path, cfg, tmp_path / policy, progress=False)
+    assert np.isfinite(res.final_loss) and res.policy_path.is_file()
+    assert is_bc_policy(res.run_dir) and (res.run_dir / "losses.csv").is_file()
+    pol = load_bc_policy(res.policy_path)
+    assert pol.env_id == "softrod/FlipSwitch-v0"
+    ev = evaluate(pol, pol.env_id, episodes=1, env_kwargs={"episode_steps": 8})
+    assert ev.lengths[0] == 8
+    # Deterministic at run time (z = 0, no dropout): the same episode twice.
+    again = evaluate(pol, pol.env_id, episodes=1, env_kwargs={"episode_steps": 8})
+    assert ev.returns[0] == again.returns[0]
+
+
+def test_teleop_script_records_raw_frames_with_duplicates() -> None:
+    # Bend segment 1, then idle long enough for the robot to come to rest: the idle frames
+    # repeat the same state and the filter removes them.
+    demos = record_teleop(
+        "softrod/PlanarReach-v0",
+        script_keys("1ii" + "." * 120 + "n"),
+        episodes=1,
+        seed=0,
+        env_kwargs={"episode_steps": 200},
+    )
+    assert demos.n_episodes == 1 and demos.source == "teleop"
+    assert demos.n_frames == 123
+    clean = demos.remove_duplicates(DEDUP_TOL)
+    assert clean.n_frames < demos.n_frames
+    assert demos.success[0]  # the operator kept it with `n`
+
+
+def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    demos = tmp_path / "grasp.npz"
+    assert (
+        main(
+            [
+                "demos",
+                "WholeBodyGrasp-v0",
+                "-n",
+                "1",
+                "-o",
+                str(demos),
+                "--seed",
+                "3",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert DemoSet.load(demos).n_episodes == 1
+    run = tmp_path / "bc"
+    assert (
+        main(
+            [
+                "bc",
+                str(demos),
+                "-o",
+                str(run),
+                "--policy",
+                "mlp",
+                "--iterations",
+                "5",
+                "--hidden",
+                "16",
+                "--chunk",
+                "3",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["eval", str(run), "--episodes", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["env_id"] == "softrod/WholeBodyGrasp-v0"
+    for argv, needle in [
+        (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),
+        (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
+        (["bc", str(demos), "-o", str(run), "--policy", "rnn"], "--policy"),
+        (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
+    ]:
+        assert main(argv) == 2
+        assert needle in capsys.readouterr().err
