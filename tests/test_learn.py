@@ -214,7 +214,7 @@ def test_behaviour_cloning_trains_saves_and_runs(tmp_path: Path, policy: str) ->
     pol = load_bc_policy(res.policy_path)
     assert pol.env_id == "softrod/FlipSwitch-v0"
     ev = evaluate(pol, pol.env_id, episodes=1, env_kwargs={"episode_steps": 8})
-    assert ev.lengths[0] == 8
+    assert 1 <= ev.lengths[0] <= 8
     # Deterministic at run time (z = 0, no dropout): the same episode twice.
     again = evaluate(pol, pol.env_id, episodes=1, env_kwargs={"episode_steps": 8})
     assert ev.returns[0] == again.returns[0]

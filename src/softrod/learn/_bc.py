@@ -10,6 +10,11 @@ cover the current step are averaged with exponential weights exp(-k i), i = 0 fo
 (temporal ensembling), querying every step. `policy="mlp"` regresses the next `chunk` actions
 with an MLP (L1; chunk = 1 is plain behaviour cloning), ensembled the same way.
 
+With `time_input` (default) the policy also reads the time since the episode started, its own
+step counter x the control period: the seed-002 observation has no velocities and the toggle
+state is not observed, so otherwise the end of a switch demonstration (behind the plate, TDCR
+straight) looks like its beginning (measured: the cloned policy started over).
+
 Observations and actions are standardized with the demonstrations' mean and std; during training
 Gaussian noise with the environment's `observation_noise` (seed 002 Table 4) is added to the
 raw observations. A trained policy is one `.pt` file (tensors and plain metadata) with the
@@ -28,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from softrod.learn._config import BCConfig, save_config
-from softrod.learn._demos import DemoSet
+from softrod.learn._demos import DemoSet, duplicate_mask
 
 __all__ = ["BCPolicy", "BCResult", "train_bc", "load_bc_policy", "is_bc_policy"]
 
@@ -114,10 +119,21 @@ def _build_net(cfg: BCConfig, obs_dim: int, act_dim: int) -> Any:
     return ACTNet() if cfg.policy == "act" else MLPNet()
 
 
-def _chunks(demos: DemoSet, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(obs (N, o), action chunks (N, k, a), is_pad (N, k)) over all frames."""
+def _chunks(
+    demos: DemoSet, k: int, dedup_tol: float | None, time_input: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(inputs (N, o [+1]), action chunks (N, k, a), is_pad (N, k)) over the kept frames.
+
+    Consecutive duplicate frames are dropped per episode (`dedup_tol`); with `time_input` the
+    input gains the frame's time since the episode started [s] (taken before dropping).
+    """
     obs_l, act_l, pad_l = [], [], []
     for o, a in zip(demos.observations, demos.actions, strict=True):
+        if time_input:
+            o = np.column_stack([o, np.arange(len(o)) * demos.control_period])
+        if dedup_tol is not None:
+            keep = duplicate_mask(o[:, :-1] if time_input else o, dedup_tol)
+            o, a = o[keep], a[keep]
         t_len = len(o)
         idx = np.arange(t_len)[:, None] + np.arange(k)[None, :]
         pad = idx >= t_len
@@ -167,8 +183,10 @@ class BCPolicy:
         stats: dict[str, np.ndarray],
         env_id: str,
         env_kwargs: dict[str, Any],
+        control_period: float = 0.05,
     ) -> None:
         self.net = net.eval()
+        self.control_period = float(control_period)
         self.cfg = cfg
         self.stats = stats
         self.env_id = env_id
@@ -184,7 +202,10 @@ class BCPolicy:
         import torch
 
         s = self.stats
-        x = (np.asarray(obs, dtype=np.float64) - s["obs_mean"]) / s["obs_std"]
+        x = np.asarray(obs, dtype=np.float64)
+        if self.cfg.time_input:
+            x = np.append(x, self._t * self.control_period)
+        x = (x - s["obs_mean"]) / s["obs_std"]
         with torch.no_grad():
             out, _, _ = self.net(torch.as_tensor(x, dtype=torch.float32)[None])
         return out[0].numpy() * s["act_std"] + s["act_mean"]
@@ -230,11 +251,12 @@ def train_bc(
     data = data.successful()
     if data.n_episodes == 0:
         raise ValueError("no successful demonstrations to learn from")
-    if config.dedup_tol is not None:
-        data = data.remove_duplicates(config.dedup_tol)
-    obs, chunks, pad = _chunks(data, config.chunk)
+    obs, chunks, pad = _chunks(data, config.chunk, config.dedup_tol, config.time_input)
     obs_dim, act_dim = obs.shape[1], chunks.shape[2]
-    noise = _noise_std(data.env_id, data.env_kwargs, obs_dim, config)
+    env_dim = obs_dim - (1 if config.time_input else 0)
+    noise = _noise_std(data.env_id, data.env_kwargs, env_dim, config)
+    if config.time_input:
+        noise = np.append(noise, 0.0)
     stats = {
         "obs_mean": obs.mean(0),
         "obs_std": np.maximum(obs.std(0), np.maximum(noise, _STD_FLOOR)),
@@ -307,6 +329,7 @@ def train_bc(
             "env_kwargs": json.dumps(data.env_kwargs),
             "obs_dim": obs_dim,
             "act_dim": act_dim,
+            "control_period": float(data.control_period),
         },
         path,
     )
@@ -356,4 +379,11 @@ def load_bc_policy(path: str | Path) -> BCPolicy:
     net = _build_net(cfg, int(blob["obs_dim"]), int(blob["act_dim"]))
     net.load_state_dict(blob["state_dict"])
     stats = {key: v.numpy() for key, v in blob["stats"].items()}
-    return BCPolicy(net, cfg, stats, blob["env_id"], json.loads(blob["env_kwargs"]))
+    return BCPolicy(
+        net,
+        cfg,
+        stats,
+        blob["env_id"],
+        json.loads(blob["env_kwargs"]),
+        float(blob.get("control_period", 0.05)),
+    )

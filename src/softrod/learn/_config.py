@@ -110,6 +110,10 @@ class BCConfig(_Config):
         description="Exponential weight k of ACT's temporal ensembling (w = "
         "exp(-k i), i = 0 the oldest prediction); < 0 disables ensembling (run each chunk).",
     )
+    time_input: bool = Field(
+        default=True,
+        description="Give the policy the time since the episode started [s] as an extra input.",
+    )
     pad: Literal["hold", "mask"] = Field(
         default="hold",
         description="Chunk steps past an episode's end: 'hold' trains them on the last action, "

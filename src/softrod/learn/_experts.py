@@ -296,8 +296,9 @@ class SwitchExpert(ScheduleExpert):
     #: Optional feedback: for `align_time` [s] after `hook` the flange also follows the tip's
     #: offset from the lever with this gain per step (0: off).
     align_time = 0.6
-    #: Move away from the plate face after pressing [m].
+    #: Move away from the plate face after pressing [m]; final drop behind the plate [m].
     clear = 0.03
+    drop = 0.10
     #: Point of the lever the tip is aligned over, as a fraction of its length from the hinge,
     #: and the feedback gain of the alignment per step.
     aim = SWITCH_AIM
@@ -350,7 +351,9 @@ class SwitchExpert(ScheduleExpert):
             ),
             KeyPose(t[6], over + np.array([self.shift + self.clear, 0.0, 0.03]), rot, hook),
             KeyPose(t[7], over + np.array([self.shift + self.clear, 0.0, 0.03]), rot, zero),
-            KeyPose(t[8], np.array([x_behind, s[1], z + 0.03]), rot, zero),
+            # Back and down: the final pose must differ from the start pose behind the plate,
+            # or a cloned policy that cannot see the toggle starts over (measured).
+            KeyPose(t[8], np.array([x_behind, s[1], z - self.drop]), rot, zero),
         ]
 
 
