@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from softrod.learn import BCConfig, evaluate
-from softrod.learn._bc import load_bc_policy, train_bc
-from softrod.learn._demos import record_demos
+from softrod.learn import BCConfig, evaluate, load_bc_policy, record_demos, train_bc
 
 
 def main() -> None:
@@ -32,7 +30,10 @@ def main() -> None:
     demos = record_demos(env_id, args.demos, seed=0)
     path = demos.save(out / "demos.npz")
     print(demos.stats(), "->", path)
-    cfg = BCConfig(policy=args.policy, iterations=args.iterations)
+    # The switch's end looks like its start to a state-only policy: give it the time (docs).
+    cfg = BCConfig(
+        policy=args.policy, iterations=args.iterations, time_input=args.task == "FlipSwitch-v0"
+    )
     res = train_bc(path, cfg, out)
     ev = evaluate(load_bc_policy(res.policy_path), env_id, episodes=args.episodes)
     ev.to_json(out / "eval.json")

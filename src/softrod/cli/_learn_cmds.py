@@ -248,6 +248,9 @@ def bc_cmd(
     learning_rate: float = typer.Option(1e-4, "--lr", help="AdamW learning rate."),
     kl_weight: float = typer.Option(10.0, help="KL weight (act)."),
     obs_noise: str = typer.Option("none", help="none, or env (seed 002 Table 4 noise)."),
+    time_input: bool = typer.Option(
+        False, "--time-input/--no-time-input", help="Also feed the time since reset."
+    ),
     seed: int = typer.Option(0, help="Seed."),
     no_dedup: bool = typer.Option(False, help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
@@ -275,6 +278,7 @@ def bc_cmd(
         kl_weight=kl_weight,
         seed=seed,
         obs_noise="env" if obs_noise == "env" else "none",
+        time_input=time_input,
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
     )

@@ -36,6 +36,10 @@ OBS_NOISE = np.array([0.01] * 7 + [0.0005 * 0.005] * 9 + [0.002] * 3)
 #: joint targets [rad], tendon displacements [m]); see `softrod.learn._demos.record_episode`.
 #: Chosen so that the experts still succeed (measured: 0.01 rad or 0.5 mm made them fail).
 DEMO_ACTION_NOISE = np.array([0.003] * 7 + [0.0001] * 9)
+#: Fastest command change [rad/s, m/s]: the Panda's joint speed limits (Franka datasheet) and a
+#: Dynamixel XL430 (57 rpm no-load) on seed 002's 10 mm drum, 0.03 m/s. A target farther away
+#: is approached at this speed (random targets otherwise whip the TDCR into instability).
+COMMAND_SPEED = np.array([2.175, 2.175, 2.175, 2.175, 2.61, 2.61, 2.61] + [0.03] * 9)
 
 
 class TDCRArmEnv(MujocoEnv):
@@ -45,6 +49,7 @@ class TDCRArmEnv(MujocoEnv):
     camera = "main"
     observation_noise = OBS_NOISE
     demo_action_noise = DEMO_ACTION_NOISE
+    command_speed = COMMAND_SPEED
 
     def __init__(
         self,
@@ -139,7 +144,9 @@ class TDCRArmEnv(MujocoEnv):
         self.data.ctrl[self._ten_act] = self.rest_lengths - self.command[7:]
 
     def _apply_action(self, action: np.ndarray) -> None:
-        self.command = action.astype(float).copy()
+        # The command moves toward the action at most as fast as the drives can follow.
+        step = self.command_speed * self.dt
+        self.command = self.command + np.clip(action - self.command, -step, step)
         self._write_command()
 
     # -- measurements -------------------------------------------------------------------------

@@ -63,7 +63,8 @@ class FlipSwitchEnv(TDCRArmEnv):
     | 16-18 | switch position (toggle hinge), world frame | m |
 
     Action, shape (16,): absolute Panda joint targets (7) [rad] and tendon displacements (9,
-    in [-0.03, 0.03]) [m].
+    in [-0.03, 0.03]) [m]; the drives approach them at most at the Panda's joint speed limits
+    and 0.03 m/s (tendon motors).
 
     Reward terms (diagnostics and RL): `reach` = -|tip - lever tip| [m] before the flip,
     `off` = 1 while the toggle is off, `retreat` = -|x_tip - x_back|_+ [m] (tip in front of

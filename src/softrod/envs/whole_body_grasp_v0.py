@@ -55,7 +55,8 @@ class WholeBodyGraspEnv(TDCRArmEnv):
     | 16-18 | cylinder centre, world frame | m |
 
     Action, shape (16,): absolute Panda joint targets (7, within the joint limits) [rad] and
-    tendon displacements (9, in [-0.03, 0.03]) [m].
+    tendon displacements (9, in [-0.03, 0.03]) [m]; the drives approach them at most at the
+    Panda's joint speed limits and 0.03 m/s (tendon motors).
 
     Reward terms (for diagnostics and RL; the seed-002 policy is trained by imitation):
     `reach` = -|tip - cylinder| [m], `lift` = 10 x cylinder height above its rest [m]

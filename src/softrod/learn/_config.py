@@ -111,8 +111,9 @@ class BCConfig(_Config):
         "exp(-k i), i = 0 the oldest prediction); < 0 disables ensembling (run each chunk).",
     )
     time_input: bool = Field(
-        default=True,
-        description="Give the policy the time since the episode started [s] as an extra input.",
+        default=False,
+        description="Give the policy the time since the episode started [s] as an extra input "
+        "(FlipSwitch-v0 needs it: docs/learning.md).",
     )
     pad: Literal["hold", "mask"] = Field(
         default="hold",

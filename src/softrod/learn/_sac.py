@@ -36,7 +36,8 @@ class TrainResult:
     """Outcome of a training run.
 
     run_dir : the run directory (see the module table); model_path : final policy (.zip).
-    steps : environment steps taken; wall_time : seconds; episodes : finished episodes.
+    steps : environment steps taken by this run (a resumed run counts only its own);
+    wall_time : seconds; episodes : finished episodes.
     """
 
     run_dir: Path
@@ -78,6 +79,15 @@ class _EnvFactory:
 
         env = gym.make(self.env_id, **self.env_kwargs)
         return self.wrap(env) if self.wrap is not None else env
+
+
+def _has_tb() -> bool:
+    """Whether TensorBoard logging is available (the `rl` extra installs it)."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _make_vec_env(config: SACConfig) -> Any:
@@ -243,7 +253,8 @@ def train_sac(
                 device="cpu",
                 verbose=0,
             )
-        model.set_logger(configure(str(run), ["csv", "tensorboard"]))
+        model.set_logger(configure(str(run), ["csv", *(["tensorboard"] if _has_tb() else [])]))
+        start_steps = int(model.num_timesteps)
         logger, callbacks = _callback(config, run, progress)
         t0 = time.perf_counter()
         # SB3's own episode-count logging is replaced by the run logger's step-based rows.
@@ -258,7 +269,8 @@ def train_sac(
         model.save(str(model_path))
     finally:
         env.close()
-    result = TrainResult(run, model_path, int(model.num_timesteps), wall, len(logger.rows))
+    new_steps = int(model.num_timesteps) - start_steps
+    result = TrainResult(run, model_path, new_steps, wall, len(logger.rows))
     (run / "summary.json").write_text(
         json.dumps(
             {
