@@ -221,7 +221,8 @@ def train_sac(
     config : the run's `SACConfig` (environment, steps, hyperparameters).
     run_dir : output directory (created; existing files are overwritten).
     progress : show a rich progress bar with the recent final distance and success rate.
-    resume : a checkpoint/model .zip to continue from (its replay buffer is not restored).
+    resume : a checkpoint/model .zip to continue from (its replay buffer is not restored; the
+        hyperparameters of `config` replace the checkpoint's).
     """
     from stable_baselines3 import SAC
     from stable_baselines3.common.logger import configure
@@ -235,7 +236,20 @@ def train_sac(
     env = _make_vec_env(config)
     try:
         if resume is not None:
-            model = SAC.load(str(resume), env=env, device="cpu")
+            # The run's config wins over the checkpoint's hyperparameters (a fine-tune may change
+            # the learning rate, batch or buffer); the network and its weights come from the file.
+            model = SAC.load(
+                str(resume),
+                env=env,
+                device="cpu",
+                learning_rate=config.learning_rate,
+                buffer_size=config.buffer_size,
+                batch_size=config.batch_size,
+                tau=config.tau,
+                gamma=config.gamma,
+                train_freq=config.train_freq,
+                gradient_steps=config.gradient_steps,
+            )
         else:
             model = SAC(
                 "MlpPolicy",
