@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# Headless rendering for every test module, whichever imports mujoco first: MuJoCo fixes its
+# OpenGL backend at import, and GLFW without a display aborts the process on a second try.
+os.environ.setdefault("MUJOCO_GL", "egl")
 
 # `reference` (the independent oracle and the inline robots) lives beside the tests; make it
 # importable however pytest was started (with or without tests/__init__.py, from any cwd).

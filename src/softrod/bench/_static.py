@@ -15,32 +15,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from softrod.description import load_robot
+from softrod.description import find_robot, load_robot
 from softrod.rods import compile_model, solve_static
 
 __all__ = ["run_static_bench", "example_robot_path"]
 
 
 def example_robot_path(name: str) -> Path:
-    """Path of a shipped example robot (package data first, then the source tree)."""
-    try:
-        p = Path(str(resources.files("softrod") / "data" / "robots" / f"{name}.yaml"))
-        if p.is_file():
-            return p
-    except (ModuleNotFoundError, FileNotFoundError):
-        pass
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "examples" / "robots" / f"{name}.yaml"
-        if cand.is_file():
-            return cand
-    raise FileNotFoundError(f"example robot {name!r} not found")
+    """Path of a shipped example robot by name (`softrod.description.find_robot`)."""
+    return find_robot(name)
 
 
 def _random_unit(rng: np.random.Generator) -> np.ndarray:

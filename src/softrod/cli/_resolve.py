@@ -6,10 +6,11 @@ Every error is a `CliError` (one line, exit code 2) that names the option and th
 from __future__ import annotations
 
 import math
-from importlib import resources
 from pathlib import Path
 
 from softrod.cli._app import CliError
+from softrod.description import DescriptionError, shipped_robots
+from softrod.description import find_robot as _find_robot
 
 __all__ = [
     "find_robot",
@@ -18,48 +19,14 @@ __all__ = [
     "shipped_robots",
 ]
 
-#: Suffixes a robot description may have (see `softrod.load_robot`).
-ROBOT_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-def _robots_dir() -> Path:
-    """Folder of the example robots shipped inside the package (`softrod/data/robots`)."""
-    return Path(str(resources.files("softrod").joinpath("data", "robots")))
-
-
-def shipped_robots() -> dict[str, Path]:
-    """Shipped example robots: name (file stem) -> path, sorted by name."""
-    folder = _robots_dir()
-    if not folder.is_dir():
-        return {}
-    files = [p for p in folder.iterdir() if p.suffix.lower() in ROBOT_SUFFIXES]
-    return {p.stem: p for p in sorted(files)}
-
 
 def find_robot(name_or_path: str | Path) -> Path:
-    """Path of a robot description given as a file path or a shipped example's name.
-
-    An existing file wins; otherwise a bare name such as `tdcr3` (or `tdcr3.yaml`) is looked up
-    among the shipped examples. Raises CliError listing the shipped names when neither exists.
-    """
-    text = str(name_or_path).strip()
-    if not text:
-        raise CliError("ROBOT must be a robot description file or a shipped robot name, got ''")
-    path = Path(text).expanduser()
-    if path.is_file():
-        return path
-    if path.is_dir():
-        raise CliError(f"ROBOT must be a robot description file, got a directory: {text}")
-    shipped = shipped_robots()
-    # Only a bare name (no folder part) may refer to a shipped example.
-    if path.name == text:
-        stem = path.stem if path.suffix.lower() in ROBOT_SUFFIXES else text
-        if stem in shipped:
-            return shipped[stem]
-    names = ", ".join(shipped) or "none"
-    raise CliError(
-        f"robot not found: {text!r} is neither a file nor a shipped robot (shipped: {names})"
-    )
+    """Path of a robot description given as a file path or a shipped example's name
+    (`softrod.description.find_robot`); a CliError (one line, exit 2) when neither exists."""
+    try:
+        return _find_robot(name_or_path)
+    except DescriptionError as exc:
+        raise CliError(f"ROBOT: {exc}") from None
 
 
 def parse_vector(option: str, text: str, n: int | None = None, what: str = "") -> list[float]:

@@ -1,5 +1,6 @@
 """Robot descriptions: validated YAML/JSON/dict specs in SI units."""
 
+from softrod.description._shipped import find_robot, shipped_robot_path, shipped_robots
 from softrod.description._spec import (
     BackboneOverride,
     BackboneSpec,
@@ -24,6 +25,9 @@ __all__ = [
     "RobotSpec",
     "SegmentSpec",
     "TendonSpec",
+    "find_robot",
     "load_robot",
     "robot_json_schema",
+    "shipped_robot_path",
+    "shipped_robots",
 ]

@@ -7,14 +7,12 @@ bits 2+: soft robots), so soft robots touch objects but never their own links or
 from __future__ import annotations
 
 import math
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import mujoco
 import numpy as np
 
-from softrod.description import RobotSpec, load_robot
+from softrod.description import RobotSpec, find_robot, load_robot
 from softrod.mujoco import MujocoOptions
 from softrod.mujoco._builder import CONTYPE_OBJECT, CONTYPE_RIGID, configure_spec
 
@@ -34,8 +32,7 @@ __all__ = [
 
 def shipped_robot(name: str) -> RobotSpec:
     """A robot description shipped in `softrod/data/robots` by file stem."""
-    path = Path(str(resources.files("softrod").joinpath("data", "robots", f"{name}.yaml")))
-    return load_robot(path)
+    return load_robot(find_robot(name))
 
 
 def with_tendon_stiffness(robot: RobotSpec, stiffness: float) -> RobotSpec:

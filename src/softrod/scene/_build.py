@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 import yaml
 
-from softrod.description import DescriptionError, RobotSpec, load_robot
+from softrod.description import DescriptionError, RobotSpec, load_robot, shipped_robot_path
 from softrod.mujoco._builder import ChainInfo, add_robot, configure_spec, resolve_options
 from softrod.scene._rigid import RigidInfo, add_rigid, add_rigid_mjcf
 from softrod.scene._spec import (
@@ -116,17 +116,7 @@ class Scene:
 
 def _shipped_robot(name: str) -> Path | None:
     """Path of a robot shipped in softrod/data/robots by bare name (`tdcr3`), if any."""
-    from importlib import resources
-
-    shipped = Path(str(resources.files("softrod").joinpath("data", "robots")))
-    stem = Path(name).stem if Path(name).suffix.lower() in _SUFFIXES else name
-    if Path(name).name != name:  # a path with folders is never a shipped name
-        return None
-    for suffix in _SUFFIXES:
-        cand = shipped / f"{stem}{suffix}"
-        if cand.is_file():
-            return cand
-    return None
+    return shipped_robot_path(name)
 
 
 def _resolve_robot(entry: SoftRobotEntry, base_dir: Path, where: str) -> RobotSpec:
