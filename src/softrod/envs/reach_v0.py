@@ -49,7 +49,9 @@ class ReachEnv(HangingRobotEnv):
     * `reach` = exp(-50 d^2), d = |tip - target| [m] (App. F);
     * `bounds` = -0.5 when the tip height leaves [0.07, 0.28] m (App. F);
     * `distance` = -`distance_weight` d: a linear pull toward the target, whose slope does not
-      vanish near it (App. F's exp(-50 d^2) is flat below a centimetre); 0 gives App. F exactly.
+      vanish near it (App. F's exp(-50 d^2) is flat below a centimetre); 0 gives App. F exactly;
+    * `action` = -`action_weight` mean(a^2), only when `action_weight` > 0 (default 0): a cost
+      on the commanded curvature rate, which rewards holding still at the target.
 
     `info`: `success` (d <= `success_radius`), `distance` [m], `tip`, `target` [m],
     `reward_terms`.
@@ -69,16 +71,19 @@ class ReachEnv(HangingRobotEnv):
         kappa_max: float = 12.0,
         kappa_rate: float = 1.5,
         distance_weight: float = 10.0,
+        action_weight: float = 0.0,
         success_radius: float = 0.01,
         width: int = 320,
         height: int = 240,
     ) -> None:
-        if distance_weight < 0 or not success_radius > 0:
+        if distance_weight < 0 or action_weight < 0 or not success_radius > 0:
             raise ValueError(
-                "distance_weight must be >= 0 and success_radius > 0, got "
-                f"{distance_weight}, {success_radius}"
+                "distance_weight and action_weight must be >= 0 and success_radius > 0, got "
+                f"{distance_weight}, {action_weight}, {success_radius}"
             )
         self.distance_weight = float(distance_weight)
+        self.action_weight = float(action_weight)
+        self._last_action = None
         self.success_radius = float(success_radius)
         robot = with_tendon_stiffness(shipped_robot("softmanisim_5seg"), tendon_stiffness)
         super().__init__(
@@ -119,13 +124,25 @@ class ReachEnv(HangingRobotEnv):
             ]
         ).astype(np.float32)
 
+    def _apply_action(self, action: np.ndarray) -> None:
+        self._last_action = action
+        super()._apply_action(action)
+
+    def _reset_robot(self) -> None:
+        self._last_action = None
+        super()._reset_robot()
+
     def _reach_terms(self, tip: np.ndarray) -> dict[str, float]:
         d = float(np.linalg.norm(tip - self.target))
-        return {
+        terms = {
             "reach": float(np.exp(-50.0 * d * d)),
             "bounds": -0.5 if not Z_BAND[0] <= tip[2] <= Z_BAND[1] else 0.0,
             "distance": -self.distance_weight * d,
         }
+        if self.action_weight > 0:
+            a = self._last_action
+            terms["action"] = 0.0 if a is None else -self.action_weight * float(np.mean(a * a))
+        return terms
 
     def _evaluate(self) -> tuple[np.ndarray, dict[str, float], bool, dict[str, Any]]:
         tip = self.tip_position()
