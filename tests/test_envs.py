@@ -130,6 +130,21 @@ def test_bad_arguments_are_value_errors() -> None:
         env.step(np.full(env.action_space.shape, np.nan))
 
 
+def test_reach_action_cost_is_opt_in() -> None:
+    """`action_weight` adds -w mean(a^2) to the reward; the default leaves App. F's terms."""
+    a = np.full(10, 0.5)
+    plain = gym.make("softrod/Reach-v0")
+    plain.reset(seed=0)
+    assert "action" not in plain.step(a)[4]["reward_terms"]
+    costly = gym.make("softrod/Reach-v0", action_weight=0.2)
+    costly.reset(seed=0)
+    _, reward, _, _, info = costly.step(a)
+    assert info["reward_terms"]["action"] == pytest.approx(-0.2 * 0.25)
+    assert reward == pytest.approx(sum(info["reward_terms"].values()))
+    with pytest.raises(ValueError, match="action_weight"):
+        gym.make("softrod/Reach-v0", action_weight=-1.0)
+
+
 # -- physics ----------------------------------------------------------------------------------
 
 
