@@ -299,3 +299,39 @@ def test_ray_backend_matches_process_backend(tmp_path):
     for pid in p:
         assert p[pid]["tip_x"] == pytest.approx(r[pid]["tip_x"], abs=SAME_TIP)
     assert json.dumps(summary.to_dict())
+
+
+PINCH_EXAMPLE = ROOT / "examples" / "sweeps" / "pinch_grasp.yaml"
+
+
+def test_pinch_grasp_example_is_somos_grid():
+    """SoMo's study axes (ALGORITHMS §B.5): DSR 0-0.5 by 0.05, six widths, centring 70-180 mm
+    by 5 mm."""
+    points = generate_points(load_sweep(PINCH_EXAMPLE))
+    assert len(points) == 11 * 6 * 23 == count_points(PINCH_EXAMPLE)
+    axes = {
+        k: sorted({round(p.params[f"inputs.{k}"], 6) for p in points})
+        for k in ("distal_ratio", "object_width", "centering")
+    }
+    assert axes["distal_ratio"] == pytest.approx(np.arange(11) * 0.05)
+    assert axes["object_width"] == pytest.approx([0.01, 0.02, 0.04, 0.06, 0.10, 0.12])
+    assert axes["centering"] == pytest.approx(0.07 + np.arange(23) * 0.005)
+
+
+@needs_pyarrow
+def test_grasp_trial_task_runs_in_a_sweep(tmp_path):
+    """Two points of the pinch-grasp study through the sweep runner: one row each, with the
+    grasp columns (the classification itself is tested in tests/test_somo.py)."""
+    pytest.importorskip("mujoco")
+    spec = load_sweep(PINCH_EXAMPLE).model_dump(mode="json")
+    spec["design"]["parameters"] = {
+        "inputs.distal_ratio": {"values": [0.4]},
+        "inputs.object_width": {"values": [0.02]},
+        "inputs.centering": {"values": [0.12, 0.18]},
+    }
+    out = tmp_path / "pinch.parquet"
+    summary = run_sweep(spec, out, workers=1, progress=False)
+    assert summary.n_run == 2 and summary.n_errors == 0
+    rows = sorted(read_results(out).to_pylist(), key=lambda r: r["inputs.centering"])
+    assert [r["grasp"] for r in rows] == ["pinch", "none"]
+    assert rows[0]["lifted"] and rows[0]["object_rise"] > 0.8 * 0.075

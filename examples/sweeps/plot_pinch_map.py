@@ -4,7 +4,8 @@
 
 One panel per distal segment ratio (DSR): centring distance [mm] across, object width [mm] up,
 each trial coloured by its grasp (pinch: dark, power: light, none: white). Also prints, per DSR,
-the widths it pinch-grasps and the smallest DSR that pinch-grasps every width.
+the widths it pinch-grasps and the trial counts per grasp type, and the smallest DSR that
+pinch-grasps every width.
 """
 
 from __future__ import annotations
@@ -33,8 +34,14 @@ def main() -> None:
     widths = sorted({r["inputs.object_width"] for r in rows})
     cents = sorted({r["inputs.centering"] for r in rows})
     cmap = ListedColormap(["white", "#9ecae1", "#08519c"])
-    fig, axes = plt.subplots(1, len(dsrs), figsize=(2.6 * len(dsrs), 3.0), sharey=True)
-    axes = np.atleast_1d(axes)
+    n_cols = min(len(dsrs), 6)
+    n_rows = -(-len(dsrs) // n_cols)
+    fig, axes = plt.subplots(
+        n_rows, n_cols, figsize=(2.6 * n_cols, 2.8 * n_rows), sharey=True, squeeze=False
+    )
+    for ax in axes.flat[len(dsrs) :]:
+        ax.set_visible(False)
+    axes = axes.flat[: len(dsrs)]
     full = []
     for ax, dsr in zip(axes, dsrs, strict=True):
         grid = np.full((len(widths), len(cents)), np.nan)
@@ -43,22 +50,30 @@ def main() -> None:
                 i, j = widths.index(r["inputs.object_width"]), cents.index(r["inputs.centering"])
                 grid[i, j] = GRASPS.index(r["grasp"])
         ax.imshow(grid, origin="lower", cmap=cmap, vmin=0, vmax=2, aspect="auto")
-        ax.set_xticks(range(len(cents)), [f"{c * 1e3:.0f}" for c in cents], fontsize=7)
+        step = max(1, len(cents) // 6)
+        ax.set_xticks(
+            range(0, len(cents), step), [f"{c * 1e3:.0f}" for c in cents[::step]], fontsize=7
+        )
         ax.set_yticks(range(len(widths)), [f"{w * 1e3:.0f}" for w in widths], fontsize=7)
         ax.set_title(f"DSR {dsr:.2f}", fontsize=9)
         ax.set_xlabel("centring [mm]", fontsize=8)
         pinched = [w for i, w in enumerate(widths) if np.any(grid[i] == 2)]
+        counts = ", ".join(f"{g} {int(np.sum(grid == k))}" for k, g in enumerate(GRASPS))
         print(
             f"DSR {dsr:.2f}: pinch-grasps widths {[round(w * 1e3) for w in pinched]} mm; "
-            f"pinch region {int(np.sum(grid == 2))} of {grid.size} trials"
+            f"{counts} (of {grid.size} trials)"
         )
         if len(pinched) == len(widths):
             full.append(dsr)
-    axes[0].set_ylabel("object width [mm]", fontsize=8)
+    for ax in axes[::n_cols]:
+        ax.set_ylabel("object width [mm]", fontsize=8)
     fig.suptitle("grasp type: pinch (dark), power (light), none (white)", fontsize=9)
     fig.tight_layout()
     fig.savefig(args.output, dpi=150)
-    print(f"smallest DSR that pinch-grasps every width: {min(full) if full else 'none'}")
+    print(
+        "smallest DSR that pinch-grasps every width: "
+        + (f"{min(full):.2f}" if full else "none in the sweep")
+    )
     print(f"wrote {args.output}")
 
 

@@ -110,17 +110,24 @@ class EmpiricalManipulator(BaseModel):
 
 
 def teeple_finger(
-    distal_ratio: float = 0.0, n_links: int = 20, rule: Literal["tip", "somo", "midpoint"] = "tip"
+    distal_ratio: float = 0.0,
+    n_links: int = 20,
+    rule: Literal["tip", "somo", "midpoint"] = "tip",
+    distal_stiffness_scale: float = 1.0,
 ) -> EmpiricalManipulator:
     """The SoMo paper's pneumatic finger (0.1 m, F_b 0.75 N at 100 kPa; Teeple et al.) as an
     actuated proximal part and a passive distal part of `distal_ratio` of the length.
 
     K_b = 5.05 N/m about the grasp axis (x) and twice that about y: the stiffness of the finger
     definition shipped with SoMo (kappa 278.57 / 557.14 at N = 10 per 0.05 m actuator, world
-    scale 20, read back through eq. 8).
+    scale 20, read back through eq. 8). `distal_stiffness_scale` multiplies the bending stiffness
+    EI of the passive distal part (1: the same beam; SoMo's two-segment study finger uses
+    `SOMO_DISTAL_STIFFNESS_SCALE`).
     """
     if not 0.0 <= distal_ratio < 1.0:
         raise ValueError(f"distal_ratio must be in [0, 1), got {distal_ratio}")
+    if not distal_stiffness_scale > 0:
+        raise ValueError(f"distal_stiffness_scale must be > 0, got {distal_stiffness_scale}")
     L = 0.1
     n_distal = int(round(distal_ratio * n_links))
     lengths = [(L * (n_links - n_distal) / n_links, n_links - n_distal)]
@@ -129,7 +136,7 @@ def teeple_finger(
     acts = []
     for i, (length, n) in enumerate(lengths):
         # Stiffness of a beam part of length l with the finger's EI: K_b = 3 EI / l^3.
-        EI = FINGER_EI
+        EI = FINGER_EI * (1.0 if i == 0 else distal_stiffness_scale)
         acts.append(
             EmpiricalActuator(
                 length=length,
@@ -148,6 +155,11 @@ def teeple_finger(
 #: Bending stiffness EI [N m^2] behind SoMo's finger definition (0.05 m actuators, N = 10,
 #: kappa = 278.57 / 20^2 N m/rad, eq. 8 inverted: EI = kappa (3N - 1) L / (6 N^2)).
 FINGER_EI = (278.57 / 400.0) * (3 * 10 - 1) * 0.05 / (6 * 10**2)
+#: Bending stiffness of the passive distal segment relative to the actuated one in SoMo's
+#: pinch-grasp study finger (examples/design_studies/region_of_acquisition/definitions/
+#: 2seg_finger_def.yaml in the SoMo repository: grasp-axis joint stiffness 207.14 distal vs
+#: 278.57 proximal, the same 5 mm links): the unpressurised distal segment is ~26 % softer.
+SOMO_DISTAL_STIFFNESS_SCALE = 207.14 / 278.57
 
 
 @dataclass(frozen=True)

@@ -1,32 +1,69 @@
 """A pinch/power grasp trial with a two-finger soft gripper in MuJoCo (SoMo §V-A, ALGORITHMS §B.5).
 
-Scene (world z up): a box object of `object_width` (along y, between the fingers) x 20 mm (along
-the approach axis x) x 60 mm high stands on the floor at the origin. A kinematic hand (a mocap
-body) carries two antipodal empirical fingers (`teeple_finger`: 0.1 m, 20 links, an actuated
-proximal part and a passive distal part of `distal_ratio` of the length), mounted 0.1 m ahead of
-the hand's origin at y = +-25 mm, pointing along +x and splayed outward by 20 deg so that the
-widest object (120 mm) fits between the open fingertips.
+The scene follows SoMo's released study code (GrauleM/somo, examples/design_studies/
+region_of_acquisition: `2seg_finger_def.yaml`, `sweeps/grid_dsr.yaml`, `run_single.py`, the
+`cube_60mm` object set), converted from world scale 20 to SI. World z is up; the hand approaches
+along +x and the object's centre is at the origin.
 
-Trial (`GraspTrialConfig`): the hand comes in along +x to `centering` (hand origin to object
-centre, as in SoMo's design study), the proximal joints are driven with the torque equivalent
-to `pressure` (100 kPa), the hand lifts `lift` (75 mm) and holds. Classification [CHOICE, §B.5]:
+* Object: a 20 g box resting on the floor, `object_width` along the approach axis x (10-120 mm),
+  `OBJECT_SPAN` = 60 mm across the fingers (y) and 60 mm high (SoMo's `CubeLifeSize_v2_60_<w>`:
+  the "20 mm-thick box" of SoMo's Fig. 6 is width 20). Its inertia is the box's own (SoMo's URDF
+  gives 1.0 in scaled units, 200-400x a 20 g box's, so that box all but cannot tilt or tip
+  within a trial; we keep the physical value).
+* Fingers: two `teeple_finger`s (0.1 m, 20 links of 5 mm, 23 mm tall x 17 mm thick links, an
+  actuated proximal part and a passive distal part of `distal_ratio` of the length, distal part
+  `SOMO_DISTAL_STIFFNESS_SCALE` as stiff), horizontal, bending in the horizontal plane, their
+  bases at y = +-`FINGER_HALF_SPACING` (25 mm) and splayed outward by `FINGER_SPLAY` (15 deg), at
+  `FINGER_HEIGHT` (35 mm) above the floor: SoMo's finger poses (+-0.5, euler 15 deg) and hand
+  height (0.2 + 0.5 units). The fingers collide with each other, the object and the floor.
+* Centring: `centering` is the distance along x from the hand origin to the object centre; the
+  finger bases are `FINGER_OFFSET` (45 mm) ahead of the hand origin [CHOICE]. SoMo's code sweeps
+  the base-to-object distance over 25-130 mm (hand x -1.5..0.6 units plus the 2.0-unit finger
+  offset) while the paper reports centring 70-180 mm: the two agree when the centring reference
+  sits 45 mm behind the finger bases.
+* Actuation: every proximal grasp-axis joint gets the torque equivalent to `pressure` (100 kPa):
+  M = F_b L = 0.75 N x 0.1 m = 0.075 N m (eq. 9), with the finger's calibrated stiffness (rule
+  "tip"). SoMo's script applies 60 scaled units (0.15 N m) to joints twice as stiff (eq. 8,
+  §B Ambiguity 1): the same free curl, twice the squeeze.
 
-* `none`: the object rose less than half the lift;
-* `pinch`: lifted, and every finger-object contact is on the distal part of the finger
-  (arc length >= (1 - max(distal_ratio, TIP_FRACTION)) L, the fingertip region when there is no
-  passive part);
-* `power`: lifted with a contact on the proximal part.
+* Contact: one sliding friction for fingers, object and floor, 1.5 [CHOICE] (silicone on
+  plastic, ~1-2). SoMo sets 2.0 on both bodies and Bullet multiplies them (4.0); with MuJoCo's
+  pyramidal cone that high a coefficient softens the normal direction (the box sinks ~7 mm into
+  the floor), so it is not used. MuJoCo's default contact softness (solref 20 ms) and a 2 ms
+  step: halving the step keeps 403 of 414 classifications (the rest lie on region boundaries).
+
+Trial (`GraspTrialConfig`): the hand starts `approach_distance` (100 mm, as SoMo's) behind the
+centring position and moves in (open fingers that overlap the object push it along, as in
+SoMo's script); the proximal torque ramps to full; the hand lifts `lift` (75 mm) and holds. The
+phases take 1.0 + 0.8 + 0.4 + 1.0 + 0.5 s (SoMo: a 7 s task, 1 s approach); approach and lift
+are smoothstep moves (peak 0.15 m/s and 0.11 m/s, peak acceleration 0.6 m/s^2 and 0.45 m/s^2,
+< 7 % of g), the finger's first mode (~10 Hz, damping time 10 ms) settles within the 0.4 s
+hold before the lift.
+Classification [CHOICE, §B.5], from the finger-object contacts at the end of the hold:
+
+* `none`: the object rose less than half the lift (`LIFT_FRACTION`), or nothing touches it;
+* `pinch`: lifted, and the grip's centre of pressure (the normal-force-weighted mean arc length
+  of the contacts, SoMo's `mean_link` label made force-weighted) lies on the passive distal part,
+  s >= (1 - max(distal_ratio, TIP_FRACTION)) L (the fingertip region when there is no passive
+  part);
+* `power`: lifted, centre of pressure on the proximal part (the object is held along the
+  actuated segments).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from softrod.somo._empirical import EmpiricalChain, add_empirical_chain, teeple_finger
+from softrod.somo._empirical import (
+    SOMO_DISTAL_STIFFNESS_SCALE,
+    EmpiricalChain,
+    add_empirical_chain,
+    teeple_finger,
+)
 
 __all__ = [
     "GraspTrialConfig",
@@ -37,16 +74,20 @@ __all__ = [
 ]
 
 #: Distal fraction of the finger that counts as "fingertip" for pinch grasps when the finger has
-#: no passive distal part (the last 3 of 20 links).
+#: a shorter (or no) passive distal part: the last 3 of 20 links.
 TIP_FRACTION = 0.15
-#: Fingers are mounted this far ahead of the hand origin along x [m] (SoMo's study: 2.0 units at
-#: world scale 20).
-FINGER_OFFSET = 0.1
-#: Finger base half-spacing [m] and outward splay [rad].
+#: A trial lifted the object when it rose by more than this fraction of the commanded lift.
+LIFT_FRACTION = 0.5
+#: Finger bases ahead of the hand origin along x [m] (see the module docstring: SoMo's code sweep
+#: of 25-130 mm base-to-object distance vs the paper's 70-180 mm centring).
+FINGER_OFFSET = 0.045
+#: Finger base half-spacing [m], outward splay [rad] and height above the floor [m] (SoMo:
+#: +-0.5 units, 15 deg roll, 0.7 units at world scale 20).
 FINGER_HALF_SPACING = 0.025
-FINGER_SPLAY = math.radians(20.0)
-#: Object thickness along the approach axis and height [m], mass [kg] (SoMo: a 20 mm thick box).
-OBJECT_THICKNESS = 0.02
+FINGER_SPLAY = math.radians(15.0)
+FINGER_HEIGHT = 0.035
+#: Object extent across the fingers (y) and height [m], mass [kg] (SoMo's 60 mm box set, 20 g).
+OBJECT_SPAN = 0.06
 OBJECT_HEIGHT = 0.06
 OBJECT_MASS = 0.02
 #: Hand mass [kg] and its servo gains [N/m], [N s/m]: a 0.5 kg hand at 50 Hz, critically damped,
@@ -61,8 +102,10 @@ class GraspTrialConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    approach_distance: float = Field(default=0.05, description="Hand travel before centring [m].")
-    approach_time: float = Field(default=0.5, description="Time of the approach [s].")
+    approach_distance: float = Field(
+        default=0.1, description="Hand travel before centring [m] (SoMo: 2 units = 100 mm)."
+    )
+    approach_time: float = Field(default=1.0, description="Time of the approach [s] (SoMo: 1 s).")
     close_time: float = Field(default=0.8, description="Torque ramp to full pressure [s].")
     settle_time: float = Field(default=0.4, description="Hold before lifting [s].")
     lift: float = Field(default=0.075, description="Lift height [m].")
@@ -71,7 +114,24 @@ class GraspTrialConfig(BaseModel):
     pressure: float = Field(default=100e3, description="Actuation pressure [Pa].")
     n_links: int = Field(default=20, description="Links per finger.")
     timestep: float = Field(default=0.002, description="Simulation timestep [s].")
-    friction: float = Field(default=1.5, description="Sliding friction of fingers and object.")
+    friction: float = Field(
+        default=1.5,
+        description=(
+            "Sliding friction of fingers, object and floor (MuJoCo takes the larger of a pair's; "
+            "silicone on plastic is ~1-2)."
+        ),
+    )
+    distal_stiffness_scale: float = Field(
+        default=SOMO_DISTAL_STIFFNESS_SCALE,
+        description="EI of the passive distal part / EI of the actuated part (SoMo: 0.744).",
+    )
+    stiffness_rule: Literal["tip", "somo", "midpoint"] = Field(
+        default="tip",
+        description=(
+            "Joint stiffness rule of the fingers (softrod.somo.joint_stiffness); 'somo' is the "
+            "paper's eq. 8, ~2x too stiff at the tip (§B Ambiguity 1)."
+        ),
+    )
 
     @property
     def total_time(self) -> float:
@@ -85,15 +145,20 @@ class GraspTrialConfig(BaseModel):
 
 
 class GraspOutcome(BaseModel):
-    """Result of a grasp trial: grasp type, object rise [m], finger-object contacts."""
+    """Result of a grasp trial (module docstring). Lengths [m]: object_rise (vertical), contact
+    arc lengths along the finger (min, normal-force-weighted mean), distal_start_s (start of the
+    pinch region), object_shift (horizontal displacement of the object); object_tilt_deg [deg]
+    (angle of the object's z axis from vertical)."""
 
     grasp: str
     lifted: bool
     object_rise: float
     n_contacts: int
     min_contact_s: float | None
+    mean_contact_s: float | None
     distal_start_s: float
     object_tilt_deg: float
+    object_shift: float
 
 
 def _finger_quat(side: int) -> tuple[float, float, float, float]:
@@ -113,7 +178,11 @@ def _finger_quat(side: int) -> tuple[float, float, float, float]:
 def build_grasp_scene(
     distal_ratio: float, object_width: float, centering: float, config: GraspTrialConfig
 ) -> tuple[Any, dict[str, Any]]:
-    """(MjSpec, names) of the gripper scene at the start of the approach."""
+    """(MjSpec, names) of the gripper scene at the start of the approach (module docstring).
+
+    distal_ratio: passive distal length / finger length, in [0, 1). object_width: box extent
+    along the approach axis [m]. centering: hand origin to object centre along x [m].
+    """
     import mujoco
 
     from softrod.mujoco import MujocoOptions
@@ -128,30 +197,31 @@ def build_grasp_scene(
     configure_spec(spec, MujocoOptions(timestep=config.timestep, integrator="discrete"))
     world = spec.worldbody
     world.add_light(pos=[0, 0, 1.0], dir=[0, 0, -1])
+    friction = [config.friction, 0.005, 0.0001]
     world.add_geom(
         name="floor",
         type=mujoco.mjtGeom.mjGEOM_PLANE,
         size=[1, 1, 0.01],
         contype=CONTYPE_OBJECT,
         conaffinity=CONTYPE_OBJECT,
-        friction=[config.friction, 0.005, 0.0001],
+        friction=friction,
     )
     obj = world.add_body(name="object", pos=[0, 0, OBJECT_HEIGHT / 2])
     obj.add_freejoint(name="object_free")
     obj.add_geom(
         name="object_geom",
         type=mujoco.mjtGeom.mjGEOM_BOX,
-        size=[OBJECT_THICKNESS / 2, object_width / 2, OBJECT_HEIGHT / 2],
+        size=[object_width / 2, OBJECT_SPAN / 2, OBJECT_HEIGHT / 2],
         mass=OBJECT_MASS,
         contype=CONTYPE_OBJECT,
         conaffinity=CONTYPE_OBJECT,
-        friction=[config.friction, 0.005, 0.0001],
+        friction=friction,
         rgba=[0.9, 0.6, 0.2, 1],
     )
     start_x = -(centering + config.approach_distance)
     # The hand is a dynamic body on x and z slides driven by stiff position servos (a mocap
     # body would teleport the fingers, and contacts would see no slip to resist with friction).
-    hand = world.add_body(name="hand", pos=[0, 0, OBJECT_HEIGHT / 2], gravcomp=1.0)
+    hand = world.add_body(name="hand", pos=[0, 0, FINGER_HEIGHT], gravcomp=1.0)
     hand.add_geom(
         type=mujoco.mjtGeom.mjGEOM_BOX,
         size=[0.01, 0.04, 0.015],
@@ -166,7 +236,12 @@ def build_grasp_scene(
         servo = spec.add_actuator(name=name, target=name)
         servo.trntype = mujoco.mjtTrn.mjTRN_JOINT
         servo.set_to_position(kp=HAND_KP, kv=HAND_KV)
-    finger = teeple_finger(distal_ratio, n_links=config.n_links)
+    finger = teeple_finger(
+        distal_ratio,
+        n_links=config.n_links,
+        rule=config.stiffness_rule,
+        distal_stiffness_scale=config.distal_stiffness_scale,
+    )
     finger = finger.model_copy(update={"friction": config.friction})
     chains: list[EmpiricalChain] = []
     for i, side in enumerate((1, -1)):
@@ -186,11 +261,19 @@ def build_grasp_scene(
     return spec, {"chains": chains, "finger": finger, "start_x": start_x}
 
 
+def _smoothstep(u: float) -> float:
+    """3u^2 - 2u^3 on [0, 1] (clipped): a move that starts and ends at rest."""
+    u = min(max(u, 0.0), 1.0)
+    return u * u * (3.0 - 2.0 * u)
+
+
 def _hand_target(t: float, start_x: float, cfg: GraspTrialConfig) -> tuple[float, float]:
-    """Hand (x, z offset) at time t: approach along +x, then, after closing and settling, lift."""
-    x = start_x + cfg.approach_distance * min(t / cfg.approach_time, 1.0)
+    """Hand (x [m], z offset [m]) at time t [s]: approach along +x, then, after closing and
+    settling, lift; both moves start and end at rest (smoothstep), so the servoed hand is never
+    asked for a velocity jump (a ramp's start jerks the hand at ~2 g through the 50 Hz servo)."""
+    x = start_x + cfg.approach_distance * _smoothstep(t / cfg.approach_time)
     t_lift = cfg.approach_time + cfg.close_time + cfg.settle_time
-    z = cfg.lift * float(np.clip((t - t_lift) / cfg.lift_time, 0.0, 1.0))
+    z = cfg.lift * _smoothstep((t - t_lift) / cfg.lift_time)
     return x, z
 
 
@@ -228,26 +311,37 @@ def run_grasp_trial(
     if not np.all(np.isfinite(data.qpos)):
         raise RuntimeError("grasp trial diverged (non-finite state)")
 
-    # Contacts between finger links and the object.
+    # Finger-object contacts at the end of the hold: arc length and normal force.
     body_s: dict[int, float] = {}
     for ch in chains:
         for name, (s0, s1) in zip(ch.bodies, ch.link_s, strict=True):
             body_s[model.body(name).id] = 0.5 * (s0 + s1)
     contact_s: list[float] = []
-    for c in data.contact[: data.ncon]:
+    contact_fn: list[float] = []
+    wrench = np.zeros(6)
+    for i, c in enumerate(data.contact[: data.ncon]):
         g1, g2 = int(c.geom1), int(c.geom2)
         if obj_geom not in (g1, g2):
             continue
         other = model.geom_bodyid[g2 if g1 == obj_geom else g1]
         if other in body_s:
+            mujoco.mj_contactForce(model, data, i, wrench)
             contact_s.append(body_s[other])
-    rise = float(data.xpos[obj_body][2] - z0)
-    lifted = rise > 0.5 * cfg.lift
+            contact_fn.append(max(float(wrench[0]), 0.0))
+    pos = data.xpos[obj_body]
+    rise = float(pos[2] - z0)
+    lifted = rise > LIFT_FRACTION * cfg.lift and bool(contact_s)
     L = finger.length
     distal_start = (1.0 - max(distal_ratio, TIP_FRACTION)) * L
+    mean_s = None
+    if contact_s:
+        weights = np.asarray(contact_fn)
+        if weights.sum() <= 0:
+            weights = np.ones(len(contact_s))
+        mean_s = float(np.average(contact_s, weights=weights))
     if not lifted:
         grasp = "none"
-    elif contact_s and min(contact_s) >= distal_start - 1e-9:
+    elif mean_s is not None and mean_s >= distal_start - 1e-9:
         grasp = "pinch"
     else:
         grasp = "power"
@@ -259,8 +353,10 @@ def run_grasp_trial(
         object_rise=rise,
         n_contacts=len(contact_s),
         min_contact_s=min(contact_s) if contact_s else None,
+        mean_contact_s=mean_s,
         distal_start_s=distal_start,
         object_tilt_deg=tilt,
+        object_shift=float(np.hypot(pos[0], pos[1])),
     )
 
 
