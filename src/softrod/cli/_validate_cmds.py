@@ -58,8 +58,16 @@ def validate_cmd(
         typer.Option("--releases", help="sorosim: SoRoSim release records per rod (0 skips)."),
     ] = 10,
     lgvi_releases: Annotated[
-        int, typer.Option("--lgvi-releases", help="sorosim: TPU releases through the LGVI.")
-    ] = 2,
+        int,
+        typer.Option("--lgvi-releases", help="sorosim: releases per rod through the LGVI."),
+    ] = 10,
+    lgvi_fine: Annotated[
+        bool,
+        typer.Option(
+            "--lgvi-fine",
+            help="sorosim: steel LGVI at 40 elements, x100 rotary inertia (~100 s a release).",
+        ),
+    ] = False,
     robot: Annotated[
         str | None, typer.Option("--robot", help="hardware: only ftdcr_v4 or ftdcr_v6.")
     ] = None,
@@ -87,19 +95,28 @@ def validate_cmd(
         mats = (material,) if material else tuple(MATERIALS)
         ns = _csv_ints(links) if links else LINKS
         obj = sorosim_study(out, materials=mats, links=ns, limit=limit, limit_large=limit_large)
-        if releases > 0:
-            from softrod.validate import dynamics_study
+        if releases > 0 or lgvi_releases > 0:
+            from softrod.validate._dynamics import (
+                LGVI_FINE_ELEMENTS,
+                LGVI_FINE_ROTARY_INERTIA_SCALE,
+                release_study,
+            )
 
-            dyn = dynamics_study(
+            dyn = release_study(
                 out,
                 materials=mats,
-                releases=tuple(range(1, min(releases, 10) + 1)),
-                lgvi_releases=tuple(range(1, min(lgvi_releases, 10) + 1)),
+                releases=tuple(range(1, min(max(releases, 0), 10) + 1)),
+                lgvi_releases=tuple(range(1, min(max(lgvi_releases, 0), 10) + 1)),
+                lgvi_elements=LGVI_FINE_ELEMENTS if lgvi_fine else None,
+                lgvi_rotary_inertia_scale=LGVI_FINE_ROTARY_INERTIA_SCALE if lgvi_fine else None,
             )
             obj["dynamics"] = dyn["summary"]
             obj["dynamics_effective_over_stated_damping"] = dyn["effective_over_stated"]
             obj["mujoco_release_mean_error_pct"] = {
-                m: v["mujoco"]["mean_error_pct"] for m, v in dyn["summary"].items()
+                m: v["mujoco"]["mean_error_pct"] for m, v in dyn["summary"].items() if "mujoco" in v
+            }
+            obj["lgvi_release_mean_error_pct"] = {
+                m: v["lgvi"]["mean_error_pct"] for m, v in dyn["summary"].items() if "lgvi" in v
             }
         if as_json:
             typer.echo(json.dumps(obj))
@@ -113,8 +130,9 @@ def validate_cmd(
         for mat, models in obj.get("dynamics", {}).items():
             for name, d in models.items():
                 typer.echo(
-                    f"{mat}.release.{name}: mean {d['mean_error_pct']:.3f}% max "
-                    f"{d['max_error_pct']:.3f}% of L ({d['releases']} releases)"
+                    f"{mat}.release.{name}: mean {d['mean_error_pct']:.3f}% (worst release "
+                    f"{d['worst_mean_error_pct']:.3f}%) max {d['max_error_pct']:.3f}% of L "
+                    f"({d['releases']} releases)"
                 )
     else:
         from softrod.validate import ROBOTS

@@ -447,6 +447,15 @@ def _run(
     filt_W,
     filt_mass,
     filt_paper,
+    # Kelvin-Voigt damping (kv_beta = 0 disables): dof layout, refresh period, work arrays
+    kv_beta,
+    kv_dof_p,
+    kv_dof_r,
+    kv_bw,
+    kv_every,
+    kv_L,
+    kv_u,
+    kv_J,
     # stepping
     dt,
     step0,
@@ -474,6 +483,10 @@ def _run(
     the measured positions meas[k] (step j) and meas[k + 1] (step j + 1), (n_steps + 1, n_f,
     3); filt_R (3, 3), filt_W (n_f, 3, 3); filt_mass (n_f,) the paper's l M per node (paper
     scaling only).
+
+    With kv_beta > 0 the step's velocities are then corrected by the implicit Kelvin-Voigt
+    damping (M + dt D) u = M u_pred, D = kv_beta B^T W B refactored from the configuration at
+    j every kv_every steps (`_kv_assemble`, `_kv_correct`).
 
     Samples (global step % every == 0) go to rec_p / rec_O / rec_E (row global_step // every);
     with a filter the per-step estimates go to rec_K (n_steps, n_filter, 3). ke_prev (1,)
@@ -505,6 +518,11 @@ def _run(
             tendon_vstart, tension, mag_frame, mag_n0, mag_n1,
             mag_w1, mag_m, field_B, field_G, kp, kd, kt, kn, kb, work_f, work_tau,
         )  # fmt: skip
+        if kv_beta > 0.0 and (k == 0 or j % kv_every == 0):
+            _kv_assemble(
+                p, O, base_R, kp, elem_len, elem_C1, shear_mode, spr_i, spr_j, spr_K,
+                node_mass, node_J, kv_dof_p, kv_dof_r, kv_beta, dt, kv_bw, kv_L, kv_J,
+            )  # fmt: skip
         inv_dt = 1.0 / dt
         dt2 = dt * dt
         # Dissipation and the explicit translation update.
@@ -693,7 +711,17 @@ def _run(
             fr[a, 0] = fx
             fr[a, 1] = fy
             fr[a, 2] = fz
-            # O <- O F with the new F.
+        # Kelvin-Voigt damping of the predicted step (implicit).
+        if kv_beta > 0.0:
+            _kv_correct(p, work_p, fr, node_mass, node_J, kv_dof_p, kv_dof_r, kv_L, kv_bw, dt,
+                        kv_u)  # fmt: skip
+        # O <- O F with the new F.
+        for a in range(n):
+            if not rot_free[a]:
+                continue
+            fx = fr[a, 0]
+            fy = fr[a, 1]
+            fz = fr[a, 2]
             s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
             G00 = 1.0 - s * (fy * fy + fz * fz)
             G11 = 1.0 - s * (fx * fx + fz * fz)
@@ -728,3 +756,203 @@ def _run(
         if bad:
             return STATUS_NONFINITE, k
     return STATUS_OK, n_steps
+
+
+# ---------------------------------------------------------------------------------------------
+# Kelvin-Voigt (strain-rate) damping, implicit (ALGORITHMS.md E.5 extended)
+
+
+@numba.njit(cache=True, inline="always")
+def _kv_add_block(A_out, dof_i, dof_j, Ji, Jj, w0, w1, w2):
+    """A_out[dof_i:+3, dof_j:+3] += Ji^T diag(w) Jj (both (3, 3) strain Jacobians)."""
+    for r in range(3):
+        for c in range(3):
+            A_out[dof_i + r, dof_j + c] += (
+                Ji[0, r] * w0 * Jj[0, c] + Ji[1, r] * w1 * Jj[1, c] + Ji[2, r] * w2 * Jj[2, c]
+            )
+
+
+@numba.njit(cache=True)
+def _kv_assemble(
+    p,
+    O,
+    base_R,
+    kb,
+    elem_len,
+    elem_C1,
+    shear_mode,
+    spr_i,
+    spr_j,
+    spr_K,
+    node_mass,
+    node_J,
+    dof_p,
+    dof_r,
+    beta,
+    dt,
+    bw,
+    A_out,
+    J_work,
+):
+    """Factor A = M + dt beta B^T W B at the configuration (p, O), in place (banded Cholesky).
+
+    B is the Jacobian of the discrete strains (element shear-stretch strains, spring Cayley
+    strains) with respect to the generalised velocities (world translation of free positions,
+    body rotation of free frames), W their elastic stiffnesses (w l C1 and K): beta B^T W B is
+    the Kelvin-Voigt damping matrix, zero on rigid-body motions. M = diag(node_mass, node_J).
+    dof_p, dof_r (n,) first generalised index of each node's position / rotation (-1 fixed);
+    bw the half bandwidth of A. A_out (n_q, n_q) is overwritten with the lower Cholesky
+    factor (entries outside the band are not used). J_work (3, 3, 3) scratch.
+    """
+    n_q = A_out.shape[0]
+    for r in range(n_q):
+        for c in range(max(0, r - bw), min(n_q, r + bw + 1)):
+            A_out[r, c] = 0.0
+    n = p.shape[0]
+    for a in range(n):
+        if dof_p[a] >= 0:
+            for k in range(3):
+                A_out[dof_p[a] + k, dof_p[a] + k] = node_mass[a]
+        if dof_r[a] >= 0:
+            for k in range(3):
+                A_out[dof_r[a] + k, dof_r[a] + k] = node_J[a, k]
+    h = dt * beta
+    # Shear-stretch: g = O_c^T (p_b - p_a) / l; dg/dp_b = O_c^T / l = -dg/dp_a, dg/de_c = q^ / l.
+    Jp = J_work[0]
+    Je = J_work[1]
+    for i in range(elem_len.shape[0]):
+        a = i
+        b = i + 1
+        l = elem_len[i]
+        dx = p[b, 0] - p[a, 0]
+        dy = p[b, 1] - p[a, 1]
+        dz = p[b, 2] - p[a, 2]
+        for side in range(2):
+            if side == 1 and shear_mode == 0:
+                break
+            c = a if side == 0 else b
+            w = h * (1.0 if shear_mode == 0 else 0.5) * l
+            w0 = w * elem_C1[i, 0]
+            w1 = w * elem_C1[i, 1]
+            w2 = w * elem_C1[i, 2]
+            qx, qy, qz = _body_of(O, c, dx, dy, dz)
+            for r in range(3):
+                for s in range(3):
+                    Jp[r, s] = O[c, s, r] / l
+            Je[0, 0] = 0.0
+            Je[0, 1] = -qz / l
+            Je[0, 2] = qy / l
+            Je[1, 0] = qz / l
+            Je[1, 1] = 0.0
+            Je[1, 2] = -qx / l
+            Je[2, 0] = -qy / l
+            Je[2, 1] = qx / l
+            Je[2, 2] = 0.0
+            # Blocks (p_a, p_b, e_c) with signs (-1, +1, +1) on Jp, Jp, Je.
+            for u in range(3):
+                du = dof_p[a] if u == 0 else (dof_p[b] if u == 1 else dof_r[c])
+                if du < 0:
+                    continue
+                su = -1.0 if u == 0 else 1.0
+                Ju = Je if u == 2 else Jp
+                for v in range(3):
+                    dv = dof_p[a] if v == 0 else (dof_p[b] if v == 1 else dof_r[c])
+                    if dv < 0:
+                        continue
+                    sv = -1.0 if v == 0 else 1.0
+                    Jv = Je if v == 2 else Jp
+                    ss = su * sv
+                    _kv_add_block(A_out, du, dv, Ju, Jv, ss * w0, ss * w1, ss * w2)
+    # Bending-torsion springs: dc/de_j = I + c^/2 + c c^T/4, dc/de_i = -(I - c^/2 + c c^T/4).
+    Ji = J_work[0]
+    Jj = J_work[1]
+    for k in range(spr_i.shape[0]):
+        i = spr_i[k]
+        j = spr_j[k]
+        if i < 0:
+            cx, cy, cz = _cayinv_rel(base_R, kb, O, j)
+        else:
+            cx, cy, cz = _cayinv_rel(O, i, O, j)
+        cc = (cx, cy, cz)
+        for r in range(3):
+            for s in range(3):
+                v = 0.25 * cc[r] * cc[s] + (1.0 if r == s else 0.0)
+                Jj[r, s] = v
+                Ji[r, s] = -v
+        Jj[0, 1] -= 0.5 * cz
+        Jj[0, 2] += 0.5 * cy
+        Jj[1, 0] += 0.5 * cz
+        Jj[1, 2] -= 0.5 * cx
+        Jj[2, 0] -= 0.5 * cy
+        Jj[2, 1] += 0.5 * cx
+        Ji[0, 1] -= 0.5 * cz
+        Ji[0, 2] += 0.5 * cy
+        Ji[1, 0] += 0.5 * cz
+        Ji[1, 2] -= 0.5 * cx
+        Ji[2, 0] -= 0.5 * cy
+        Ji[2, 1] += 0.5 * cx
+        w0 = h * spr_K[k, 0]
+        w1 = h * spr_K[k, 1]
+        w2 = h * spr_K[k, 2]
+        dj = dof_r[j]
+        di = dof_r[i] if i >= 0 else -1
+        if dj >= 0:
+            _kv_add_block(A_out, dj, dj, Jj, Jj, w0, w1, w2)
+        if di >= 0:
+            _kv_add_block(A_out, di, di, Ji, Ji, w0, w1, w2)
+            if dj >= 0:
+                _kv_add_block(A_out, di, dj, Ji, Jj, w0, w1, w2)
+                _kv_add_block(A_out, dj, di, Jj, Ji, w0, w1, w2)
+    # Banded Cholesky, lower factor in place.
+    for j in range(n_q):
+        s = A_out[j, j]
+        for k in range(max(0, j - bw), j):
+            s -= A_out[j, k] * A_out[j, k]
+        d = math.sqrt(s)
+        A_out[j, j] = d
+        for i in range(j + 1, min(n_q, j + bw + 1)):
+            s = A_out[i, j]
+            for k in range(max(0, i - bw), j):
+                s -= A_out[i, k] * A_out[j, k]
+            A_out[i, j] = s / d
+
+
+@numba.njit(cache=True)
+def _kv_correct(p, p_new, fr, node_mass, node_J, dof_p, dof_r, L_chol, bw, dt, u_work):
+    """Implicit Kelvin-Voigt step: solve (M + dt D) u = M u_pred for the generalised velocity
+    of the step j -> j+1 and write it back (backward Euler on the dissipation only).
+
+    p (n, 3) positions at j; p_new (n, 3) predicted positions at j+1 (updated in place); fr
+    (n, 3) no-half Cayley parameters of the predicted step rotations (updated in place; the
+    body angular velocity is 2 f / dt to first order). L_chol from `_kv_assemble`.
+    """
+    n = p.shape[0]
+    n_q = u_work.shape[0]
+    inv_dt = 1.0 / dt
+    # Right-hand side M u_pred.
+    for a in range(n):
+        if dof_p[a] >= 0:
+            for k in range(3):
+                u_work[dof_p[a] + k] = node_mass[a] * (p_new[a, k] - p[a, k]) * inv_dt
+        if dof_r[a] >= 0:
+            for k in range(3):
+                u_work[dof_r[a] + k] = node_J[a, k] * 2.0 * fr[a, k] * inv_dt
+    # Forward and back substitution with the banded factor.
+    for i in range(n_q):
+        s = u_work[i]
+        for k in range(max(0, i - bw), i):
+            s -= L_chol[i, k] * u_work[k]
+        u_work[i] = s / L_chol[i, i]
+    for i in range(n_q - 1, -1, -1):
+        s = u_work[i]
+        for k in range(i + 1, min(n_q, i + bw + 1)):
+            s -= L_chol[k, i] * u_work[k]
+        u_work[i] = s / L_chol[i, i]
+    # Write the damped velocities back.
+    for a in range(n):
+        if dof_p[a] >= 0:
+            for k in range(3):
+                p_new[a, k] = p[a, k] + dt * u_work[dof_p[a] + k]
+        if dof_r[a] >= 0:
+            for k in range(3):
+                fr[a, k] = 0.5 * dt * u_work[dof_r[a] + k]

@@ -1,5 +1,6 @@
 """Validation against the outside world: SoRoSim reference solutions, hardware recordings."""
 
+from softrod.validate._dynamics import release_study
 from softrod.validate._hardware import (
     ROBOTS,
     HardwareFit,
@@ -12,7 +13,7 @@ from softrod.validate._hardware import (
 )
 from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study, mujoco_sweep
 from softrod.validate._sorosim import StaticStudy, sorosim_robot, static_solver_study
-from softrod.validate._studies import dynamics_study, hardware_study, sorosim_study
+from softrod.validate._studies import hardware_study, sorosim_study
 
 __all__ = [
     "LINKS",
@@ -21,13 +22,13 @@ __all__ = [
     "HardwareParams",
     "StaticStudy",
     "calibrate_hardware",
-    "dynamics_study",
     "hardware_robot",
     "hardware_study",
     "mujoco_predict_marker",
     "mujoco_static_study",
     "mujoco_sweep",
     "predict_marker",
+    "release_study",
     "sorosim_robot",
     "sorosim_study",
     "static_solver_study",

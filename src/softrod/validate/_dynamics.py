@@ -1,13 +1,22 @@
 """SoRoSim release time series (issue 9, dynamics).
 
 Each file holds a rod at rest under gravity plus a mid and a tip wrench, released at t = 0, then
-10 s of mid and tip motion at 200 Hz with SoRoSim's damping ratio. softrod reproduces it twice:
+10 s of mid and tip motion at 200 Hz with SoRoSim's damping. softrod reproduces it twice:
 
-* `mujoco_release`: the N-link MuJoCo chain (damping_ratio from the file, discrete integrator,
-  1 ms step), held by the same wrenches through a Newton equilibrium, then released;
+* `mujoco_release`: the N-link MuJoCo chain (stiffness-proportional joint damping, discrete
+  integrator, 1 ms step), held by the same wrenches through a Newton equilibrium, then released;
 * `lgvi_release`: softrod's variational integrator (issue 5) from the static solver's held
-  shape, with mass-proportional viscous damping c = 2 zeta omega_1 rho A (modal ratio zeta in the
-  first mode).
+  shape, with Kelvin-Voigt (strain-rate) damping or mass-proportional viscous damping
+  c = 2 zeta omega_1 rho A (modal ratio zeta in the first mode).
+
+Damping. SoRoSim's rods are Kelvin-Voigt: the cross-section damping matrix is a viscosity Eta
+[Pa s] times the section's area moments (3 Eta I in bending, like E I in the stiffness), i.e.
+damping = beta x stiffness, modal ratio zeta_n = beta omega_n / 2. The number in the files'
+first line ("damping ratio") behaves as beta itself, in seconds (`SOROSIM_DAMPING`): the
+records' first-mode ratio is the stated number times omega_1 / 2 (steel: 9.5-9.9 measured vs
+9.8 predicted by the unloaded rod; TPU 6.1-7.7 vs omega_el^2 / (2 omega) = 6.1-7.4 with omega
+the record's own, gravity-shifted frequency: Kelvin-Voigt damps only the elastic part of the
+stiffness). `damping="sorosim"` uses this mapping, with nothing fitted to any record.
 
 Metrics (`ReleaseComparison`): tip error over time in % of L (mean and max), dominant frequency
 of the tip motion about its final position (FFT peak) and the decay (RMS amplitude of the last
@@ -16,9 +25,13 @@ of the tip motion about its final position (FFT peak) and the decay (RMS amplitu
 
 from __future__ import annotations
 
+import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +44,8 @@ __all__ = [
     "effective_damping_ratio",
     "lgvi_release",
     "mujoco_release",
+    "release_study",
+    "sorosim_damping_time",
 ]
 
 #: MuJoCo step for the releases [s]: 5 steps per 200 Hz sample; the first bending periods of the
@@ -40,6 +55,27 @@ RELEASE_TIMESTEP = 1e-3
 BETA1_SQ = 1.8751**2
 #: Window [s] for the decay measure (start and end of the 10 s record).
 DECAY_WINDOW = 2.0
+#: The "damping" options: the file's number as a first-mode ratio ("file"), the record's own
+#: decay ("fitted", for diagnosis only), SoRoSim's Kelvin-Voigt model with beta = the file's
+#: number in seconds ("sorosim"), or a first-mode ratio (a number).
+SOROSIM_DAMPING = "sorosim"
+#: Rotary-inertia factor of the LGVI per rod. The 0.8 mm steel rod's shear-rotation mode
+#: limits the automatic step to 1.3e-7 s; x1000 lifts it to the axial limit 3.0e-6 s and lowers
+#: the 20-element model's first two bending frequencies by 0.11 % and 0.75 % (`linear_modes`;
+#: O(scale (r / L)^2), (r / L)^2 = 1.8e-6). TPU (r / L = 1/80) keeps the physical inertia: x10
+#: would already cost 0.08 % / 0.6 % for a 2.7x longer step.
+LGVI_ROTARY_INERTIA_SCALE = {"steel": 1000.0, "tpu": 1.0}
+#: LGVI elements per rod in `release_study`. The error converges at about second order (TPU
+#: release 1: 4.22 / 1.20 / 0.48 % of L mean at 10 / 20 / 40 elements); 40 puts every TPU
+#: record under the 1 % target. Steel at 20 elements and x1000 rotary inertia (~25 s a record)
+#: averages 0.44 % but releases 7, 9 and 10 (the largest swings) exceed 0.5 % by phase drift.
+LGVI_ELEMENTS = {"steel": 20, "tpu": 40}
+#: The accurate setting (`softrod validate sorosim --lgvi-fine`): steel at 40 elements and x100
+#: rotary inertia puts every steel record under 0.5 % (mean 0.13 %) at ~100 s a record.
+LGVI_FINE_ELEMENTS = {"steel": 40, "tpu": 40}
+LGVI_FINE_ROTARY_INERTIA_SCALE = {"steel": 100.0, "tpu": 1.0}
+#: SoRoSim release records per rod in the vendored data.
+RELEASES = tuple(range(1, 11))
 
 
 @dataclass(frozen=True)
@@ -114,7 +150,15 @@ def _zeta(ref: SorosimRelease, damping: str | float) -> float:
         return float(ref.damping_ratio)
     if damping == "fitted":
         return effective_damping_ratio(ref)
-    raise ValueError(f"damping must be 'file', 'fitted' or a number, got {damping!r}")
+    raise ValueError(
+        f"damping must be 'file', 'fitted', {SOROSIM_DAMPING!r} or a number, got {damping!r}"
+    )
+
+
+def sorosim_damping_time(ref: SorosimRelease) -> float:
+    """SoRoSim's Kelvin-Voigt damping time beta [s] of a record: the file's first number (see
+    the module docstring for the evidence)."""
+    return float(ref.damping_ratio)
 
 
 def _label(damping: str | float) -> str:
@@ -150,7 +194,9 @@ def mujoco_release(
     """Hold, release and simulate one SoRoSim release with the MuJoCo chain.
 
     damping : "file" (the ratio in the file's first line), "fitted" (`effective_damping_ratio`
-    of this very record) or a number (e.g. the ratio fitted on the material's other records)."""
+    of this very record), "sorosim" (stiffness-proportional joint damping with beta = the
+    file's number [s], `sorosim_damping_time`) or a number (a first-mode ratio, e.g. the ratio
+    fitted on the material's other records)."""
     import mujoco
 
     from softrod.mujoco import PointLoad, static_equilibrium
@@ -158,11 +204,14 @@ def mujoco_release(
 
     ref = load_sorosim_release(material, index, frame="mujoco")
     t0 = time.perf_counter()
-    zeta = _zeta(ref, damping)
+    if damping == SOROSIM_DAMPING:
+        damp = {"damping_time": sorosim_damping_time(ref)}
+    else:
+        damp = {"damping_ratio": _zeta(ref, damping)}
     model, data, info = make_model(
         sorosim_robot(material),
         links,
-        damping_ratio=zeta,
+        **damp,
         timestep=RELEASE_TIMESTEP,
         gravity=tuple(float(g) for g in ref.gravity),
         contact=False,
@@ -192,13 +241,19 @@ def mujoco_release(
 def lgvi_release(
     material: str,
     index: int,
-    rotary_inertia_scale: float = 1.0,
+    rotary_inertia_scale: float | None = None,
     duration: float | None = None,
-    damping: str | float = "fitted",
+    damping: str | float = SOROSIM_DAMPING,
     elements: int | None = None,
+    damping_model: str = "strain",
 ) -> ReleaseComparison:
     """Hold with the static solver, release with softrod's LGVI (issue 5); `elements` as in
-    `simulate_dynamic` (default 20)."""
+    `simulate_dynamic` (default 20).
+
+    damping : as in `mujoco_release`; "sorosim" is Kelvin-Voigt with beta = the file's number.
+    damping_model : for a first-mode ratio zeta, "strain" (Kelvin-Voigt, beta = 2 zeta /
+        omega_1, like the MuJoCo chain's joints) or "mass" (c = 2 zeta omega_1 rho A).
+    rotary_inertia_scale : default `LGVI_ROTARY_INERTIA_SCALE` of the rod."""
     from softrod.dynamics import simulate_dynamic
     from softrod.rods import compile_model, solve_static
 
@@ -218,8 +273,17 @@ def lgvi_release(
     if not held.success:
         raise RuntimeError(f"holding equilibrium failed: {held.message}")
     omega1 = BETA1_SQ * math.sqrt(bb.youngs_modulus * bb.I / (bb.density * bb.A * L**4))
-    zeta = _zeta(ref, damping)
-    c = 2 * zeta * omega1 * bb.density * bb.A
+    if damping_model not in ("strain", "mass"):
+        raise ValueError(f"damping_model must be 'strain' or 'mass', got {damping_model!r}")
+    c, beta = 0.0, 0.0
+    if damping == SOROSIM_DAMPING:
+        beta = sorosim_damping_time(ref)
+    elif damping_model == "strain":
+        beta = 2 * _zeta(ref, damping) / omega1
+    else:
+        c = 2 * _zeta(ref, damping) * omega1 * bb.density * bb.A
+    if rotary_inertia_scale is None:
+        rotary_inertia_scale = LGVI_ROTARY_INERTIA_SCALE.get(material, 1.0)
     T = float(ref.t[-1]) if duration is None else duration
     sim = simulate_dynamic(
         robot,
@@ -227,6 +291,7 @@ def lgvi_release(
         initial=held,
         gravity=ref.gravity,
         damping=c,
+        strain_damping=beta,
         rotary_inertia_scale=rotary_inertia_scale,
         elements=elements,
         sample_dt=float(ref.t[1] - ref.t[0]),
@@ -239,7 +304,8 @@ def lgvi_release(
         keep = ref.t <= duration
         ref = _truncate(ref, keep)
         tip = tip[keep]
-    return compare_release(ref, tip, f"lgvi-{_label(damping)}", time.perf_counter() - t0)
+    name = f"lgvi-{_label(damping)}" + ("" if damping == SOROSIM_DAMPING else f"-{damping_model}")
+    return compare_release(ref, tip, name, time.perf_counter() - t0)
 
 
 def _truncate(ref: SorosimRelease, keep: np.ndarray) -> SorosimRelease:
@@ -253,3 +319,123 @@ def _truncate(ref: SorosimRelease, keep: np.ndarray) -> SorosimRelease:
         mid_euler=ref.mid_euler[keep],
         tip_euler=ref.tip_euler[keep],
     )
+
+
+def release_study(
+    out_dir: str | Path,
+    materials: Sequence[str] = ("steel", "tpu"),
+    releases: Sequence[int] = RELEASES,
+    links: int = 50,
+    lgvi_releases: Sequence[int] = RELEASES,
+    lgvi_elements: dict[str, int] | None = None,
+    lgvi_rotary_inertia_scale: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """MuJoCo chain (`releases`) and LGVI (`lgvi_releases`) vs SoRoSim's release records, both
+    with SoRoSim's Kelvin-Voigt damping (`damping="sorosim"`, nothing fitted to any record).
+    lgvi_elements / lgvi_rotary_inertia_scale: per rod, default `LGVI_ELEMENTS` /
+    `LGVI_ROTARY_INERTIA_SCALE`.
+
+    Also one diagnostic MuJoCo run per rod with the file's number taken as the first-mode ratio
+    (what it is not) and each record's effective first-mode ratio over the stated number.
+    Writes sorosim_dynamics.md / .json / .png into out_dir; returns the JSON object with
+    `summary` {material: {model: {releases, mean_error_pct (mean of the per-release means),
+    worst_mean_error_pct, max_error_pct, freq_rel_error_pct}}}.
+    """
+    from softrod.validate._studies import _plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    curves: dict[str, ReleaseComparison] = {}
+    factors: dict[str, dict[int, float]] = {}
+    for mat in materials:
+        factors[mat] = {}
+        for i in releases:
+            ref = load_sorosim_release(mat, i, frame="mujoco")
+            factors[mat][i] = effective_damping_ratio(ref) / float(ref.damping_ratio)
+            cmp = mujoco_release(mat, i, links=links, damping=SOROSIM_DAMPING)
+            rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
+            if i == releases[0]:
+                curves[f"{mat}/{i}/mujoco"] = cmp
+                raw = mujoco_release(mat, i, links=links, damping="file")
+                rows.append({**raw.summary(), "damping": "file (as zeta_1)"})
+        for i in lgvi_releases:
+            cmp = lgvi_release(
+                mat,
+                i,
+                damping=SOROSIM_DAMPING,
+                elements=(lgvi_elements or LGVI_ELEMENTS)[mat],
+                rotary_inertia_scale=(lgvi_rotary_inertia_scale or LGVI_ROTARY_INERTIA_SCALE)[mat],
+            )
+            rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
+            if i == lgvi_releases[0]:
+                curves[f"{mat}/{i}/lgvi"] = cmp
+
+    def agg(mat: str, prefix: str) -> dict[str, float]:
+        sel = [
+            r
+            for r in rows
+            if r["material"] == mat
+            and str(r["model"]).startswith(prefix)
+            and r["damping"] == SOROSIM_DAMPING
+        ]
+        if not sel:
+            return {}
+        return {
+            "releases": len(sel),
+            "mean_error_pct": float(np.mean([r["mean_error_pct"] for r in sel])),
+            "worst_mean_error_pct": float(np.max([r["mean_error_pct"] for r in sel])),
+            "max_error_pct": float(np.max([r["max_error_pct"] for r in sel])),
+            "freq_rel_error_pct": float(
+                np.mean([abs(r["freq_model_hz"] / r["freq_ref_hz"] - 1) * 100 for r in sel])
+            ),
+            "seconds": float(np.sum([r["seconds"] for r in sel])),
+        }
+
+    summary = {
+        mat: {m: agg(mat, m) for m in ("mujoco", "lgvi") if agg(mat, m)} for mat in materials
+    }
+    obj = {"summary": summary, "effective_over_stated": factors, "rows": rows}
+
+    plt = _plt()
+    fig, axes = plt.subplots(len(curves), 1, figsize=(8, 2.6 * len(curves)), squeeze=False)
+    for ax, (key, c) in zip(axes[:, 0], curves.items(), strict=True):
+        a = int(np.argmax(np.ptp(c.tip_ref, axis=0)))
+        ax.plot(c.t, c.tip_ref[:, a] * 1e3, "k-", lw=1, label="SoRoSim")
+        ax.plot(c.t, c.tip_model[:, a] * 1e3, "r--", lw=1, label=c.model)
+        ax.set_title(f"{key}: tip {'xyz'[a]} [mm]", fontsize=8)
+        ax.legend(fontsize=7)
+    axes[-1, 0].set_xlabel("t [s]")
+    fig.tight_layout()
+    fig.savefig(out / "sorosim_dynamics.png", dpi=110)
+    plt.close(fig)
+    lines = [
+        "# SoRoSim dynamics: releases",
+        "",
+        "Tip error over time in % of L (mean over the 10 s record and its max), dominant frequency"
+        " [Hz], decay (RMS amplitude of the last 2 s / first 2 s) and wall time [s]. Damping"
+        " 'sorosim': Kelvin-Voigt, beta = the file's number [s].",
+        "",
+        "| rod | release | model | damping | mean | max | f ref | f model | decay ref "
+        "| decay model | wall |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['material']} | {r['index']} | {r['model']} | {r['damping']} | "
+            f"{r['mean_error_pct']:.3f} | {r['max_error_pct']:.3f} | {r['freq_ref_hz']:.3f} | "
+            f"{r['freq_model_hz']:.3f} | {r['decay_ref']:.4f} | {r['decay_model']:.4f} | "
+            f"{r['seconds']:.1f} |"
+        )
+    lines += [
+        "",
+        "Effective first-mode damping ratio / stated number, per record: "
+        + "; ".join(
+            f"{m}: " + ", ".join(f"{z:.2f}" for z in zs.values()) for m, zs in factors.items()
+        ),
+        "",
+        "![releases](sorosim_dynamics.png)",
+    ]
+    (out / "sorosim_dynamics.md").write_text("\n".join(lines) + "\n")
+    (out / "sorosim_dynamics.json").write_text(json.dumps(obj, indent=1))
+    return obj
