@@ -145,6 +145,15 @@ def test_reach_action_cost_is_opt_in() -> None:
         gym.make("softrod/Reach-v0", action_weight=-1.0)
 
 
+def test_reach_fine_error_observation_is_opt_in() -> None:
+    """`error_gain` appends clip(gain (target - tip), -1, 1); the default keeps shape (34,)."""
+    assert gym.make("softrod/Reach-v0").observation_space.shape == (34,)
+    env = gym.make("softrod/Reach-v0", error_gain=100.0)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.shape == obs.shape == (37,)
+    np.testing.assert_allclose(obs[34:], np.clip(100.0 * obs[21:24], -1, 1), atol=1e-6)
+
+
 # -- physics ----------------------------------------------------------------------------------
 
 

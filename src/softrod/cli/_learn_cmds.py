@@ -141,6 +141,9 @@ def eval_cmd(
     env: str | None = typer.Option(None, help="Environment (default: the one the run used)."),
     episodes: int = typer.Option(100, help="Seeded episodes."),
     seed: int = typer.Option(10_000, help="Reset seed of the first episode (then +1 each)."),
+    env_kwargs: str | None = typer.Option(
+        None, help="Environment kwargs as a JSON object (replace those the run recorded)."
+    ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the summary JSON here."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -153,6 +156,8 @@ def eval_cmd(
     if env is None and run_env is None:
         raise CliError("--env is required: the policy does not record its environment")
     env_id = resolve_env_id(env) if env is not None else str(run_env)
+    if env_kwargs is not None:
+        kwargs = _env_kwargs(env_kwargs)
     res = evaluate(pol, env_id, episodes=episodes, seed=seed, env_kwargs=kwargs)
     if out is not None:
         res.to_json(out)

@@ -39,6 +39,11 @@ class ReachEnv(HangingRobotEnv):
     | 18-20 | target position, world frame | m |
     | 21-23 | target - tip | m |
     | 24-33 | commanded curvature of segments 1..5 (toward body x, y) / kappa_max | 1 |
+    | 34-36 | clip(`error_gain` (target - tip), -1, 1), only when `error_gain` > 0 | 1 |
+
+    The optional fine-error components (shape (37,) then) put millimetre errors on the scale of
+    the other inputs: with `error_gain` = 100 a 1 cm error reads 1. The default (0) keeps the
+    (34,) observation of SoftManiSim's task.
 
     Action, shape (10,), in [-1, 1]: change of the commanded curvature of segments 1..5
     (toward body x, body y), in units of `kappa_rate` [1/m per step]; the command saturates at
@@ -72,15 +77,17 @@ class ReachEnv(HangingRobotEnv):
         kappa_rate: float = 1.5,
         distance_weight: float = 10.0,
         action_weight: float = 0.0,
+        error_gain: float = 0.0,
         success_radius: float = 0.01,
         width: int = 320,
         height: int = 240,
     ) -> None:
-        if distance_weight < 0 or action_weight < 0 or not success_radius > 0:
+        if distance_weight < 0 or action_weight < 0 or error_gain < 0 or not success_radius > 0:
             raise ValueError(
-                "distance_weight and action_weight must be >= 0 and success_radius > 0, got "
-                f"{distance_weight}, {action_weight}, {success_radius}"
+                "distance_weight, action_weight and error_gain must be >= 0 and success_radius "
+                f"> 0, got {distance_weight}, {action_weight}, {error_gain}, {success_radius}"
             )
+        self.error_gain = float(error_gain)
         self.distance_weight = float(distance_weight)
         self.action_weight = float(action_weight)
         self._last_action = None
@@ -101,7 +108,7 @@ class ReachEnv(HangingRobotEnv):
             floor_z=-0.1,
         )
         n_seg = self.robot.n_segments
-        n_obs = 3 * n_seg + 9 + self.n_commands
+        n_obs = 3 * n_seg + 9 + self.n_commands + (3 if self.error_gain > 0 else 0)
         self.observation_space = obs_box(n_obs)
 
     # -- episode ------------------------------------------------------------------------------
@@ -114,15 +121,16 @@ class ReachEnv(HangingRobotEnv):
         self._set_target(self._sample_target())
 
     def _observation(self, tip: np.ndarray) -> np.ndarray:
-        return np.concatenate(
-            [
-                self.segment_ends().ravel(),
-                self.tip_velocity(),
-                self.target,
-                self.target - tip,
-                self.kappa / self.kappa_max,
-            ]
-        ).astype(np.float32)
+        parts = [
+            self.segment_ends().ravel(),
+            self.tip_velocity(),
+            self.target,
+            self.target - tip,
+            self.kappa / self.kappa_max,
+        ]
+        if self.error_gain > 0:
+            parts.append(np.clip(self.error_gain * (self.target - tip), -1.0, 1.0))
+        return np.concatenate(parts).astype(np.float32)
 
     def _apply_action(self, action: np.ndarray) -> None:
         self._last_action = action

@@ -250,6 +250,9 @@ def train_sac(
                 train_freq=config.train_freq,
                 gradient_steps=config.gradient_steps,
             )
+            # The replay buffer is not restored: refill `learning_starts` transitions before the
+            # first update, or the first updates fit a handful of samples and undo the training.
+            model.learning_starts = int(model.num_timesteps) + config.learning_starts
         else:
             model = SAC(
                 "MlpPolicy",
