@@ -90,7 +90,7 @@ class ReachEnv(HangingRobotEnv):
         self.error_gain = float(error_gain)
         self.distance_weight = float(distance_weight)
         self.action_weight = float(action_weight)
-        self._last_action = None
+        self._last_action: np.ndarray | None = None
         self.success_radius = float(success_radius)
         robot = with_tendon_stiffness(shipped_robot("softmanisim_5seg"), tendon_stiffness)
         super().__init__(
