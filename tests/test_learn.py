@@ -75,6 +75,23 @@ def test_sac_trains_logs_checkpoints_and_evaluates(tmp_path: Path) -> None:
     assert s["final_distance_mean"] > 0
 
 
+def test_sac_resume_restores_buffer_and_applies_config(tmp_path: Path) -> None:
+    """A resume from a run's model.zip continues with its replay buffer and the new config's
+    hyperparameters; from a bare checkpoint it refills `learning_starts` transitions first."""
+    from stable_baselines3 import SAC
+
+    base = SACConfig(env_id="softrod/PlanarReach-v0", steps=200, learning_starts=50, seed=1)
+    first = train_sac(base, tmp_path / "a", progress=False)
+    assert (first.run_dir / "replay_buffer.pkl").is_file()
+    more = base.model_copy(update={"steps": 80, "learning_rate": 1e-4, "batch_size": 32})
+    train_sac(more, tmp_path / "b", progress=False, resume=first.run_dir / "model.zip")
+    model = SAC.load(tmp_path / "b" / "model.zip", device="cpu")
+    model.load_replay_buffer(tmp_path / "b" / "replay_buffer.pkl")
+    assert model.num_timesteps == 280 and model.batch_size == 32
+    assert model.learning_rate == pytest.approx(1e-4)
+    assert model.replay_buffer.size() == 280  # 200 carried over + 80 new
+
+
 def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "cli_run"
     rc = main(

@@ -43,6 +43,10 @@ class SACConfig(_Config):
     checkpoint_every: int = Field(default=50_000, description="Steps between checkpoints.")
     log_every: int = Field(default=1000, description="Steps between CSV/TensorBoard rows.")
     torch_threads: int = Field(default=1, description="torch intra-op threads per process.")
+    save_replay_buffer: bool = Field(
+        default=True,
+        description="Write the replay buffer beside model.zip (resumes continue seamlessly).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SACConfig:
