@@ -242,42 +242,33 @@ def train_sac(
     save_config(config, run / "config.yaml")
     env = _make_vec_env(config)
     try:
+        # Hyperparameters a run may set, also when it continues another (the config wins).
+        hyper: dict[str, Any] = {
+            "learning_rate": config.learning_rate,
+            "buffer_size": config.buffer_size,
+            "batch_size": config.batch_size,
+            "tau": config.tau,
+            "gamma": config.gamma,
+            "train_freq": config.train_freq,
+            "gradient_steps": config.gradient_steps,
+        }
         if resume is not None:
-            # The run's config wins over the checkpoint's hyperparameters (a fine-tune may change
-            # the learning rate, batch or buffer); the network and its weights come from the file.
-            model = SAC.load(
-                str(resume),
-                env=env,
-                device="cpu",
-                learning_rate=config.learning_rate,
-                buffer_size=config.buffer_size,
-                batch_size=config.batch_size,
-                tau=config.tau,
-                gamma=config.gamma,
-                train_freq=config.train_freq,
-                gradient_steps=config.gradient_steps,
-            )
+            # The network and its weights come from the file, the hyperparameters from config.
+            model = SAC.load(str(resume), env=env, device="cpu", **hyper)
             buffer = Path(resume).with_name(REPLAY_BUFFER_FILE)
             if buffer.is_file():
                 # The run that wrote this model left its replay buffer: continue seamlessly.
                 model.load_replay_buffer(str(buffer))
             else:
                 # No buffer: refill `learning_starts` transitions before the first update, or
-                # the first updates fit a handful of samples and undo the training (measured:
-                # 8 -> 25 mm rollouts on Reach-v0 without the refill).
+                # the first updates fit a handful of samples and undo part of the training.
                 model.learning_starts = int(model.num_timesteps) + config.learning_starts
         else:
             model = SAC(
                 "MlpPolicy",
                 env,
-                learning_rate=config.learning_rate,
-                buffer_size=config.buffer_size,
                 learning_starts=config.learning_starts,
-                batch_size=config.batch_size,
-                tau=config.tau,
-                gamma=config.gamma,
-                train_freq=config.train_freq,
-                gradient_steps=config.gradient_steps,
+                **hyper,
                 policy_kwargs={"net_arch": list(config.net_arch)},
                 seed=config.seed,
                 device="cpu",
