@@ -1,6 +1,11 @@
 """Robot descriptions: validated YAML/JSON/dict specs in SI units."""
 
-from softrod.description._shipped import find_robot, shipped_robot_path, shipped_robots
+from softrod.description._shipped import (
+    ROBOT_SUFFIXES,
+    find_robot,
+    shipped_robot_path,
+    shipped_robots,
+)
 from softrod.description._spec import (
     BackboneOverride,
     BackboneSpec,
@@ -16,6 +21,7 @@ from softrod.description._spec import (
 )
 
 __all__ = [
+    "ROBOT_SUFFIXES",
     "BackboneOverride",
     "BackboneSpec",
     "BaseSpec",

@@ -15,7 +15,13 @@ import mujoco
 import numpy as np
 import yaml
 
-from softrod.description import DescriptionError, RobotSpec, load_robot, shipped_robot_path
+from softrod.description import (
+    ROBOT_SUFFIXES,
+    DescriptionError,
+    RobotSpec,
+    load_robot,
+    shipped_robot_path,
+)
 from softrod.mujoco._builder import ChainInfo, add_robot, configure_spec, resolve_options
 from softrod.scene._rigid import RigidInfo, add_rigid, add_rigid_mjcf
 from softrod.scene._spec import (
@@ -33,7 +39,6 @@ from softrod.scene._spec import (
 
 __all__ = ["Scene", "build_scene", "load_scene", "load_scene_or_robot", "look_at_xyaxes"]
 
-_SUFFIXES = (".yaml", ".yml", ".json")
 #: Objects collide with every group (bit 0 set in all conaffinities, all bits here).
 _OBJECT_AFFINITY = (1 << 31) - 1
 #: Toggle mass [kg] and rotor inertia [kg m^2] (keeps the light hinge well conditioned).
@@ -423,7 +428,7 @@ def load_scene_or_robot(path: str | Path, links: int | None = None) -> Scene:
     """A scene from a scene file, or a one-robot scene from a robot description/shipped name."""
     p = Path(path)
     data = None
-    if p.is_file() and p.suffix.lower() in _SUFFIXES:
+    if p.is_file() and p.suffix.lower() in ROBOT_SUFFIXES:
         try:
             data = yaml.safe_load(p.read_text())
         except yaml.YAMLError as exc:
