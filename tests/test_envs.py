@@ -145,6 +145,22 @@ def test_reach_action_cost_is_opt_in() -> None:
         gym.make("softrod/Reach-v0", action_weight=-1.0)
 
 
+def test_reach_precision_bonus_is_opt_in() -> None:
+    """`precision_weight` adds w exp(-d / scale); the default leaves App. F's terms."""
+    a = np.zeros(10)
+    plain = gym.make("softrod/Reach-v0")
+    plain.reset(seed=0)
+    assert "precision" not in plain.step(a)[4]["reward_terms"]
+    env = gym.make("softrod/Reach-v0", precision_weight=2.0, precision_scale=0.004)
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(a)
+    d = info["distance"]
+    assert info["reward_terms"]["precision"] == pytest.approx(2.0 * np.exp(-d / 0.004))
+    assert reward == pytest.approx(sum(info["reward_terms"].values()))
+    with pytest.raises(ValueError, match="precision_scale"):
+        gym.make("softrod/Reach-v0", precision_weight=1.0, precision_scale=0.0)
+
+
 def test_reach_fine_error_observation_is_opt_in() -> None:
     """`error_gain` appends clip(gain (target - tip), -1, 1); the default keeps shape (34,)."""
     assert gym.make("softrod/Reach-v0").observation_space.shape == (34,)

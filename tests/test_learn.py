@@ -83,12 +83,15 @@ def test_sac_resume_restores_buffer_and_applies_config(tmp_path: Path) -> None:
     base = SACConfig(env_id="softrod/PlanarReach-v0", steps=200, learning_starts=50, seed=1)
     first = train_sac(base, tmp_path / "a", progress=False)
     assert (first.run_dir / "replay_buffer.pkl").is_file()
-    more = base.model_copy(update={"steps": 80, "learning_rate": 1e-4, "batch_size": 32})
+    more = base.model_copy(
+        update={"steps": 80, "learning_rate": 1e-4, "batch_size": 32, "target_entropy": -7.5}
+    )
     train_sac(more, tmp_path / "b", progress=False, resume=first.run_dir / "model.zip")
     model = SAC.load(tmp_path / "b" / "model.zip", device="cpu")
     model.load_replay_buffer(tmp_path / "b" / "replay_buffer.pkl")
     assert model.num_timesteps == 280 and model.batch_size == 32
     assert model.learning_rate == pytest.approx(1e-4)
+    assert model.target_entropy == pytest.approx(-7.5)
     assert model.replay_buffer.size() == 280  # 200 carried over + 80 new
 
 
@@ -305,3 +308,15 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
     ]:
         assert main(argv) == 2
         assert needle in capsys.readouterr().err
+
+
+def test_cli_bench_warp_reach_errors(capsys: pytest.CaptureFixture) -> None:
+    """Bad --worlds and a missing MuJoCo Warp are one-line errors (exit 2), not tracebacks."""
+    import importlib.util
+
+    assert main(["bench", "warp-reach", "--worlds", "1024,x"]) == 2
+    assert "--worlds" in capsys.readouterr().err
+    assert main(["bench", "warp-reach", "--worlds", "0"]) == 2
+    if importlib.util.find_spec("mujoco_warp") is None:
+        assert main(["bench", "warp-reach", "--worlds", "8", "--steps", "2"]) == 2
+        assert "softrod[warp]" in capsys.readouterr().err

@@ -65,6 +65,9 @@ def train_cmd(
     learning_rate: float = typer.Option(3e-4, "--lr", help="Learning rate (Table 6: 3e-4)."),
     learning_starts: int = typer.Option(1000, help="Random-action steps before learning."),
     gradient_steps: int = typer.Option(1, help="Gradient steps per environment step."),
+    target_entropy: float | None = typer.Option(
+        None, help="Entropy target of the temperature [default: -action dimension]."
+    ),
     checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
     log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
     env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
@@ -94,6 +97,7 @@ def train_cmd(
         learning_rate=learning_rate,
         learning_starts=learning_starts,
         gradient_steps=gradient_steps,
+        target_entropy=target_entropy,
         checkpoint_every=checkpoint_every,
         log_every=log_every,
     )
@@ -181,6 +185,39 @@ def bench_envs_cmd(
         raise CliError(f"--workers must be >= 0, got {workers}")
     ids = [resolve_env_id(e.strip()) for e in envs.split(",")] if envs else None
     out = bench_envs(ids, steps=steps, workers=workers, seed=seed)
+    if as_json:
+        print(json.dumps(out))
+        return
+    for key, value in out.items():
+        print(f"{key}: {value:.6g}")
+
+
+@bench_app.command("warp-reach")
+def bench_warp_reach_cmd(
+    worlds: str = typer.Option("1024,4096", help="Comma-separated world counts."),
+    steps: int = typer.Option(200, help="Batched control steps per measurement."),
+    device: str | None = typer.Option(None, help="Warp device, e.g. cuda:0 [Warp's default]."),
+    seed: int = typer.Option(0, help="Seed of the targets."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Reach-v0 batched on a GPU with MuJoCo Warp: world-steps per second (needs softrod[warp])."""
+    try:
+        counts = [int(w) for w in worlds.split(",")]
+    except ValueError:
+        raise CliError(f"--worlds must be comma-separated integers, got {worlds!r}") from None
+    if not counts or min(counts) < 1:
+        raise CliError(f"--worlds must be positive, got {worlds!r}")
+    if steps < 1:
+        raise CliError(f"--steps must be >= 1, got {steps}")
+    try:
+        from softrod.envs.batched_reach import bench_batched_reach
+
+        out = {}
+        for n in counts:
+            for key, value in bench_batched_reach(n, steps=steps, device=device, seed=seed).items():
+                out[f"Reach-warp.worlds_{n}.{key}"] = value
+    except ImportError as exc:
+        raise CliError(str(exc)) from None
     if as_json:
         print(json.dumps(out))
         return

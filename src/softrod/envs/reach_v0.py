@@ -56,7 +56,10 @@ class ReachEnv(HangingRobotEnv):
     * `distance` = -`distance_weight` d: a linear pull toward the target, whose slope does not
       vanish near it (App. F's exp(-50 d^2) is flat below a centimetre); 0 gives App. F exactly;
     * `action` = -`action_weight` mean(a^2), only when `action_weight` > 0 (default 0): a cost
-      on the commanded curvature rate, which rewards holding still at the target.
+      on the commanded curvature rate, which rewards holding still at the target;
+    * `precision` = `precision_weight` exp(-d / `precision_scale`), only when `precision_weight`
+      > 0 (default 0): a bonus that is steep within a few millimetres of the target, where the
+      other terms differ by little from one millimetre to the next.
 
     `info`: `success` (d <= `success_radius`), `distance` [m], `tip`, `target` [m],
     `reward_terms`.
@@ -78,6 +81,8 @@ class ReachEnv(HangingRobotEnv):
         distance_weight: float = 10.0,
         action_weight: float = 0.0,
         error_gain: float = 0.0,
+        precision_weight: float = 0.0,
+        precision_scale: float = 0.005,
         success_radius: float = 0.01,
         width: int = 320,
         height: int = 240,
@@ -87,6 +92,13 @@ class ReachEnv(HangingRobotEnv):
                 "distance_weight, action_weight and error_gain must be >= 0 and success_radius "
                 f"> 0, got {distance_weight}, {action_weight}, {error_gain}, {success_radius}"
             )
+        if precision_weight < 0 or not precision_scale > 0:
+            raise ValueError(
+                "precision_weight must be >= 0 and precision_scale > 0, got "
+                f"{precision_weight}, {precision_scale}"
+            )
+        self.precision_weight = float(precision_weight)
+        self.precision_scale = float(precision_scale)
         self.error_gain = float(error_gain)
         self.distance_weight = float(distance_weight)
         self.action_weight = float(action_weight)
@@ -150,6 +162,8 @@ class ReachEnv(HangingRobotEnv):
         if self.action_weight > 0:
             a = self._last_action
             terms["action"] = 0.0 if a is None else -self.action_weight * float(np.mean(a * a))
+        if self.precision_weight > 0:
+            terms["precision"] = self.precision_weight * float(np.exp(-d / self.precision_scale))
         return terms
 
     def _evaluate(self) -> tuple[np.ndarray, dict[str, float], bool, dict[str, Any]]:

@@ -43,6 +43,11 @@ class SACConfig(_Config):
     checkpoint_every: int = Field(default=50_000, description="Steps between checkpoints.")
     log_every: int = Field(default=1000, description="Steps between CSV/TensorBoard rows.")
     torch_threads: int = Field(default=1, description="torch intra-op threads per process.")
+    target_entropy: float | None = Field(
+        default=None,
+        description="Entropy the temperature is tuned toward; None: SB3's -dim(action). Lower "
+        "values make the behaviour policy less noisy, for tasks that need fine precision.",
+    )
     save_replay_buffer: bool = Field(
         default=True,
         description="Write the replay buffer beside model.zip (resumes continue seamlessly).",

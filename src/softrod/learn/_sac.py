@@ -251,6 +251,7 @@ def train_sac(
             "gamma": config.gamma,
             "train_freq": config.train_freq,
             "gradient_steps": config.gradient_steps,
+            "target_entropy": "auto" if config.target_entropy is None else config.target_entropy,
         }
         if resume is not None:
             # The network and its weights come from the file, the hyperparameters from config.
