@@ -320,3 +320,31 @@ def test_cli_bench_warp_reach_errors(capsys: pytest.CaptureFixture) -> None:
     if importlib.util.find_spec("mujoco_warp") is None:
         assert main(["bench", "warp-reach", "--worlds", "8", "--steps", "2"]) == 2
         assert "softrod[warp]" in capsys.readouterr().err
+
+
+def test_average_policies_example_averages_actor_weights(tmp_path: Path) -> None:
+    """examples/learning/average_policies.py: the written actor is the element-wise mean."""
+    import importlib.util
+
+    from stable_baselines3 import SAC
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "learning" / "average_policies.py"
+    spec = importlib.util.spec_from_file_location("average_policies", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cfg = SACConfig(
+        env_id="softrod/PlanarReach-v0", steps=160, learning_starts=40, checkpoint_every=80
+    )
+    run = train_sac(cfg, tmp_path / "run", progress=False)
+    cks = sorted(str(p) for p in (run.run_dir / "checkpoints").glob("*.zip"))
+    assert len(cks) == 2
+    mod.average(cks, str(tmp_path / "avg.zip"))
+    a, b, avg = (
+        SAC.load(p, device="cpu").policy.actor.state_dict() for p in (*cks, tmp_path / "avg.zip")
+    )
+    for k in avg:
+        np.testing.assert_allclose(avg[k].numpy(), 0.5 * (a[k] + b[k]).numpy(), rtol=1e-6)
+    assert any(not np.allclose(a[k].numpy(), b[k].numpy()) for k in a)  # training moved them
+    with pytest.raises(ValueError, match="two checkpoints"):
+        mod.average(cks[:1], str(tmp_path / "x.zip"))
