@@ -110,10 +110,13 @@ def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture
             "--no-progress",
             "--checkpoint-every",
             "1000",
+            "--target-entropy",
+            "-3",
         ]
     )
     assert rc == 0
     assert (out / "model.zip").is_file()
+    assert load_config(out / "config.yaml").target_entropy == -3.0  # type: ignore[union-attr]
     capsys.readouterr()
     rc = main(["eval", str(out), "--episodes", "2", "--json"])
     assert rc == 0
