@@ -130,10 +130,12 @@ class BatchedReach:
 
     # -- episode ------------------------------------------------------------------------------
 
-    def reset(self, rng: np.random.Generator) -> Any:
-        """Reset every world to rest with a new target drawn from `rng` (uniform in Reach-v0's
-        box); returns `obs` (n_worlds, 34)."""
+    def reset(self, rng: np.random.Generator | int) -> Any:
+        """Reset every world to rest with a new target drawn from `rng` (a Generator, or a seed
+        for one; uniform in Reach-v0's box); returns `obs` (n_worlds, 34)."""
         wp, mjw = self._wp, self._mjw
+        if not isinstance(rng, np.random.Generator):
+            rng = np.random.default_rng(rng)
         targets = rng.uniform(TARGET_LOW, TARGET_HIGH, size=(self.n_worlds, 3))
         with wp.ScopedDevice(self.device):
             mjw.reset_data(self.model, self.data)
