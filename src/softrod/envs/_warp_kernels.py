@@ -47,7 +47,8 @@ def observe(
     tip_site: int,
     tip_body: int,
     tip_root: int,
-    target: wp.array(dtype=wp.vec3),
+    mocap_pos: wp.array2d(dtype=wp.vec3),
+    target_mocap: int,
     kappa: wp.array2d(dtype=wp.float32),
     kappa_max: float,
     distance_weight: float,
@@ -69,7 +70,7 @@ def observe(
     c = cvel[w, tip_body]
     omega = wp.vec3(c[0], c[1], c[2])
     v = wp.vec3(c[3], c[4], c[5]) + wp.cross(omega, tip - subtree_com[w, tip_root])
-    tgt = target[w]
+    tgt = mocap_pos[w, target_mocap]
     err = tgt - tip
     for i in range(3):
         obs[w, o + i] = v[i]
@@ -87,20 +88,7 @@ def observe(
 
 # Uniform random actions in [-1, 1] for throughput measurements (seeded, on the device).
 @wp.kernel
-def random_actions(seed: wp.array(dtype=wp.int32), action: wp.array2d(dtype=wp.float32)):
+def random_actions(seed: int, action: wp.array2d(dtype=wp.float32)):
     w, k = wp.tid()
-    state = wp.rand_init(seed[0], w * action.shape[1] + k)
+    state = wp.rand_init(seed, w * action.shape[1] + k)
     action[w, k] = 2.0 * wp.randf(state) - 1.0
-
-
-@wp.kernel
-def bump(seed: wp.array(dtype=wp.int32)):
-    seed[0] = seed[0] + 1
-
-
-KERNELS = {
-    "apply_action": apply_action,
-    "observe": observe,
-    "random_actions": random_actions,
-    "bump": bump,
-}

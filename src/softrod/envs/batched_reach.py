@@ -56,7 +56,9 @@ class BatchedReach:
     nconmax, njmax : MuJoCo Warp contact / constraint capacity per world (None: its default).
 
     Arrays (device, float32): `obs` (n_worlds, 34), `reward` (n_worlds,), `distance`
-    (n_worlds,) [m], `target` (n_worlds, 3) [m], `action` (n_worlds, 10) in [-1, 1].
+    (n_worlds,) [m], `target` (n_worlds,) of vec3 [m] (a view of the target markers' mocap
+    positions), `action` (n_worlds, 10) in [-1, 1]. Task settings (`episode_steps`,
+    `kappa_rate`, ...) are those of `host`, the `ReachEnv` the model comes from.
     """
 
     def __init__(
@@ -92,41 +94,46 @@ class BatchedReach:
         )
         host.reset(seed=0)
         self.host = host
-        self.mj_model = host.model
         self.n_worlds = int(n_worlds)
-        self.episode_steps = int(episode_steps)
-        self.distance_weight = float(distance_weight)
-        self.kappa_max, self.kappa_rate = float(kappa_max), float(kappa_rate)
-        self.n_substeps = host.n_substeps
-        self.n_actions = host.n_commands
-        self.n_obs = int(np.prod(host.observation_space.shape or (0,)))
-        m = self.mj_model
+        m = host.model
+        n_obs = int(np.prod(host.observation_space.shape or (0,)))
         self._tip_body = int(m.site_bodyid[host._tip_site])
         self._tip_root = int(m.body_rootid[self._tip_body])
+        self._rand_calls = 0
         from softrod.envs import _warp_kernels
 
-        self._k = _warp_kernels.KERNELS
+        self._k = _warp_kernels
         with wp.ScopedDevice(self.device):
             self.model = mjw.put_model(m)
             self.data = mjw.put_data(
                 m, host.data, nworld=self.n_worlds, nconmax=nconmax, njmax=njmax
             )
             n, f32 = self.n_worlds, wp.float32
-            self.kappa = wp.zeros((n, self.n_actions), dtype=f32)
-            self.action = wp.zeros((n, self.n_actions), dtype=f32)
-            self.obs = wp.zeros((n, self.n_obs), dtype=f32)
+            self.kappa = wp.zeros((n, host.n_commands), dtype=f32)
+            self.action = wp.zeros((n, host.n_commands), dtype=f32)
+            self.obs = wp.zeros((n, n_obs), dtype=f32)
             self.reward = wp.zeros(n, dtype=f32)
             self.distance = wp.zeros(n, dtype=f32)
-            self.target = wp.zeros(n, dtype=wp.vec3)
             self._length_map = wp.array(host.length_map.astype(np.float32), dtype=f32)
             self._rest = wp.array(host.rest_lengths.astype(np.float32), dtype=f32)
             self._act_ids = wp.array(host._act_ids.astype(np.int32), dtype=wp.int32)
             self._end_body = wp.array(host._end_body.astype(np.int32), dtype=wp.int32)
             self._end_local = wp.array(host._end_local.astype(np.float32), dtype=wp.vec3)
-            self._seed = wp.zeros(1, dtype=wp.int32)
-        self._qpos0 = np.tile(m.qpos0.astype(np.float32), (self.n_worlds, 1))
         self._step_count = 0
         self._graph: Any = None
+
+    @property
+    def episode_steps(self) -> int:
+        return int(self.host.episode_steps)
+
+    @property
+    def n_substeps(self) -> int:
+        return int(self.host.n_substeps)
+
+    @property
+    def target(self) -> Any:
+        """Targets (n_worlds,) of vec3 [m]: the target markers' mocap positions (a view)."""
+        return self.data.mocap_pos[:, int(self.host._target_mocap)]
 
     # -- episode ------------------------------------------------------------------------------
 
@@ -136,16 +143,19 @@ class BatchedReach:
         wp, mjw = self._wp, self._mjw
         if not isinstance(rng, np.random.Generator):
             rng = np.random.default_rng(rng)
-        targets = rng.uniform(TARGET_LOW, TARGET_HIGH, size=(self.n_worlds, 3))
+        m, n = self.host.model, self.n_worlds
+        targets = rng.uniform(TARGET_LOW, TARGET_HIGH, size=(n, 3))
+        # Mocap positions as the model places them, with each world's target marker moved.
+        mocap = np.zeros((n, m.nmocap, 3), dtype=np.float32)
+        for b in np.flatnonzero(m.body_mocapid >= 0):
+            mocap[:, m.body_mocapid[b]] = m.body_pos[b]
+        mocap[:, self.host._target_mocap] = targets
+        ctrl = np.zeros((n, m.nu), dtype=np.float32)
+        ctrl[:, self.host._act_ids] = self.host.rest_lengths
         with wp.ScopedDevice(self.device):
             mjw.reset_data(self.model, self.data)
             self.kappa.zero_()
-            ctrl = np.zeros((self.n_worlds, self.mj_model.nu), dtype=np.float32)
-            ctrl[:, self.host._act_ids] = self.host.rest_lengths
             self.data.ctrl.assign(ctrl)
-            self.target.assign(targets.astype(np.float32))
-            mocap = self.data.mocap_pos.numpy()
-            mocap[:, self.host._target_mocap] = targets
             self.data.mocap_pos.assign(mocap)
             mjw.forward(self.model, self.data)
             self._observe()
@@ -168,10 +178,8 @@ class BatchedReach:
                     np.asarray(action, dtype=np.float32), dtype=wp.float32, device=self.device
                 )
             )
-            if tuple(a.shape) != (self.n_worlds, self.n_actions):
-                raise ValueError(
-                    f"action must have shape ({self.n_worlds}, {self.n_actions}), got {a.shape}"
-                )
+            if tuple(a.shape) != tuple(self.action.shape):
+                raise ValueError(f"action must have shape {self.action.shape}, got {a.shape}")
             wp.copy(self.action, a)
         with wp.ScopedDevice(self.device):
             if self._graph is not None:
@@ -189,15 +197,14 @@ class BatchedReach:
 
     def random_actions(self) -> None:
         """Fill `self.action` with seeded uniform actions on the device (for benchmarks)."""
-        wp = self._wp
-        wp.launch(
-            self._k["random_actions"],
-            dim=(self.n_worlds, self.n_actions),
-            inputs=[self._seed],
+        self._wp.launch(
+            self._k.random_actions,
+            dim=self.action.shape,
+            inputs=[self._rand_calls],
             outputs=[self.action],
             device=self.device,
         )
-        wp.launch(self._k["bump"], dim=1, inputs=[self._seed], device=self.device)
+        self._rand_calls += 1
 
     def overflow(self) -> bool:
         """True when a world ran out of contact or constraint capacity (results unreliable)."""
@@ -207,14 +214,14 @@ class BatchedReach:
     # -- internals ----------------------------------------------------------------------------
 
     def _step_body(self) -> None:
-        wp, mjw = self._wp, self._mjw
+        wp, mjw, host = self._wp, self._mjw, self.host
         wp.launch(
-            self._k["apply_action"],
+            self._k.apply_action,
             dim=self.n_worlds,
             inputs=[
                 self.action,
-                self.kappa_rate,
-                self.kappa_max,
+                host.kappa_rate,
+                host.kappa_max,
                 self._length_map,
                 self._rest,
                 self._act_ids,
@@ -228,9 +235,9 @@ class BatchedReach:
         self._observe()
 
     def _observe(self) -> None:
-        wp, d = self._wp, self.data
+        wp, d, host = self._wp, self.data, self.host
         wp.launch(
-            self._k["observe"],
+            self._k.observe,
             dim=self.n_worlds,
             inputs=[
                 d.xpos,
@@ -240,13 +247,14 @@ class BatchedReach:
                 d.subtree_com,
                 self._end_body,
                 self._end_local,
-                int(self.host._tip_site),
+                int(host._tip_site),
                 self._tip_body,
                 self._tip_root,
-                self.target,
+                d.mocap_pos,
+                int(host._target_mocap),
                 self.kappa,
-                self.kappa_max,
-                self.distance_weight,
+                host.kappa_max,
+                host.distance_weight,
                 float(Z_BAND[0]),
                 float(Z_BAND[1]),
             ],
@@ -277,19 +285,17 @@ def bench_batched_reach(
     env.reset(rng)
     wp.synchronize_device(env.device)
     t1 = time.perf_counter()
-    done = 0
     for _ in range(steps):
         env.random_actions()
         _, _, _, trunc = env.step()
-        done += 1
         if trunc:
             env.reset(rng)
     wp.synchronize_device(env.device)
     wall = time.perf_counter() - t1
     return {
-        "steps_per_s": n_worlds * done / wall,
-        "physics_steps_per_s": n_worlds * done * env.n_substeps / wall,
-        "ms_per_step": 1e3 * wall / done,
+        "steps_per_s": n_worlds * steps / wall,
+        "physics_steps_per_s": n_worlds * steps * env.n_substeps / wall,
+        "ms_per_step": 1e3 * wall / steps,
         "setup_s": setup,
         "mean_distance_m": float(np.mean(env.distance.numpy())),
         "overflow": float(env.overflow()),
