@@ -189,9 +189,15 @@ def compare_release(
 
 
 def mujoco_release(
-    material: str, index: int, links: int = 50, damping: str | float = "fitted"
+    material: str,
+    index: int,
+    links: int = 50,
+    damping: str | float = "fitted",
+    ref: SorosimRelease | None = None,
 ) -> ReleaseComparison:
     """Hold, release and simulate one SoRoSim release with the MuJoCo chain.
+
+    ref : the record, already loaded (mujoco frame); default: loaded from material / index.
 
     damping : "file" (the ratio in the file's first line), "fitted" (`effective_damping_ratio`
     of this very record), "sorosim" (stiffness-proportional joint damping with beta = the
@@ -202,7 +208,8 @@ def mujoco_release(
     from softrod.mujoco import PointLoad, static_equilibrium
     from softrod.mujoco._validate import make_model
 
-    ref = load_sorosim_release(material, index, frame="mujoco")
+    if ref is None:
+        ref = load_sorosim_release(material, index, frame="mujoco")
     t0 = time.perf_counter()
     if damping == SOROSIM_DAMPING:
         damp = {"damping_time": sorosim_damping_time(ref)}
@@ -246,6 +253,7 @@ def lgvi_release(
     damping: str | float = SOROSIM_DAMPING,
     elements: int | None = None,
     damping_model: str = "strain",
+    ref: SorosimRelease | None = None,
 ) -> ReleaseComparison:
     """Hold with the static solver, release with softrod's LGVI (issue 5); `elements` as in
     `simulate_dynamic` (default 20).
@@ -253,11 +261,13 @@ def lgvi_release(
     damping : as in `mujoco_release`; "sorosim" is Kelvin-Voigt with beta = the file's number.
     damping_model : for a first-mode ratio zeta, "strain" (Kelvin-Voigt, beta = 2 zeta /
         omega_1, like the MuJoCo chain's joints) or "mass" (c = 2 zeta omega_1 rho A).
-    rotary_inertia_scale : default `LGVI_ROTARY_INERTIA_SCALE` of the rod."""
+    rotary_inertia_scale : default `LGVI_ROTARY_INERTIA_SCALE` of the rod.
+    ref : the record, already loaded (mujoco frame); default: loaded from material / index."""
     from softrod.dynamics import simulate_dynamic
     from softrod.rods import compile_model, solve_static
 
-    ref = load_sorosim_release(material, index, frame="mujoco")
+    if ref is None:
+        ref = load_sorosim_release(material, index, frame="mujoco")
     robot = sorosim_robot(material)
     L = ref.length
     bb = robot.backbone
@@ -350,19 +360,24 @@ def release_study(
     factors: dict[str, dict[int, float]] = {}
     for mat in materials:
         factors[mat] = {}
+        # Each record is read once, for both models.
+        refs = {
+            i: load_sorosim_release(mat, i, frame="mujoco") for i in (*releases, *lgvi_releases)
+        }
         for i in releases:
-            ref = load_sorosim_release(mat, i, frame="mujoco")
+            ref = refs[i]
             factors[mat][i] = effective_damping_ratio(ref) / float(ref.damping_ratio)
-            cmp = mujoco_release(mat, i, links=links, damping=SOROSIM_DAMPING)
+            cmp = mujoco_release(mat, i, links=links, damping=SOROSIM_DAMPING, ref=ref)
             rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
             if i == releases[0]:
                 curves[f"{mat}/{i}/mujoco"] = cmp
-                raw = mujoco_release(mat, i, links=links, damping="file")
+                raw = mujoco_release(mat, i, links=links, damping="file", ref=ref)
                 rows.append({**raw.summary(), "damping": "file (as zeta_1)"})
         for i in lgvi_releases:
             cmp = lgvi_release(
                 mat,
                 i,
+                ref=refs[i],
                 damping=SOROSIM_DAMPING,
                 elements=(lgvi_elements or LGVI_ELEMENTS)[mat],
                 rotary_inertia_scale=(lgvi_rotary_inertia_scale or LGVI_ROTARY_INERTIA_SCALE)[mat],
@@ -392,9 +407,7 @@ def release_study(
             "seconds": float(np.sum([r["seconds"] for r in sel])),
         }
 
-    summary = {
-        mat: {m: agg(mat, m) for m in ("mujoco", "lgvi") if agg(mat, m)} for mat in materials
-    }
+    summary = {mat: {m: s for m in ("mujoco", "lgvi") if (s := agg(mat, m))} for mat in materials}
     obj = {"summary": summary, "effective_over_stated": factors, "rows": rows}
 
     plt = _plt()
