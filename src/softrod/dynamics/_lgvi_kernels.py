@@ -802,7 +802,7 @@ def _kv_assemble(
     the Kelvin-Voigt damping matrix, zero on rigid-body motions. M = diag(node_mass, node_J).
     dof_p, dof_r (n,) first generalised index of each node's position / rotation (-1 fixed);
     bw the half bandwidth of A. A_out (n_q, n_q) is overwritten with the lower Cholesky
-    factor (entries outside the band are not used). J_work (3, 3, 3) scratch.
+    factor (entries outside the band are not used). J_work (2, 3, 3) scratch.
     """
     n_q = A_out.shape[0]
     for r in range(n_q):

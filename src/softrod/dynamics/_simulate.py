@@ -702,7 +702,7 @@ def _integrate(
     kv_dof_p, kv_dof_r, n_q, kv_bw = _kv_layout(model)
     kv_L = np.zeros((n_q, n_q)) if su.strain_damping > 0 else np.zeros((1, 1))
     kv_u = np.zeros(n_q)
-    kv_J = np.zeros((3, 3, 3))
+    kv_J = np.zeros((2, 3, 3))
     total = n_steps + 1
     chunk = CHUNK_STEPS if (su.varies or filt is not None) else total
     rec_K_parts = []
