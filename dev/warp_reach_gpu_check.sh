@@ -39,7 +39,7 @@ run)
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     SOFTROD_WARP_DEVICE=cuda:0 timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_batched_reach.py | tail -3
     timeout 400 python3 -c "import sys; from softrod.cli import main; sys.exit(main(sys.argv[1:]))" \
-        bench warp-reach --worlds 1024,4096,8192,16384 --steps 300 --device cuda:0 | tee "${OUT:-.}/bench_warp.txt"
+        bench warp-reach --worlds 1024,4096,8192,16384 --steps 300 --device cuda:0 --cross-check 10 | tee "${OUT:-.}/bench_warp.txt"
     ;;
 *)
     echo "usage: bash dev/warp_reach_gpu_check.sh prepare|run" >&2; exit 2 ;;

@@ -198,6 +198,11 @@ def bench_warp_reach_cmd(
     steps: int = typer.Option(200, help="Batched control steps per measurement."),
     device: str | None = typer.Option(None, help="Warp device, e.g. cuda:0 [Warp's default]."),
     seed: int = typer.Option(0, help="Seed of the targets."),
+    cross_check: int = typer.Option(
+        0,
+        "--cross-check",
+        help="Also compare 3 worlds with Reach-v0 (MuJoCo C) for 1 s, for this many seeds.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Reach-v0 batched on a GPU with MuJoCo Warp: world-steps per second (needs softrod[warp])."""
@@ -210,9 +215,12 @@ def bench_warp_reach_cmd(
     if steps < 1:
         raise CliError(f"--steps must be >= 1, got {steps}")
     try:
-        from softrod.envs.batched_reach import bench_batched_reach
+        from softrod.envs.batched_reach import bench_batched_reach, cross_check_seeds
 
         out = {}
+        if cross_check > 0:
+            for key, value in cross_check_seeds(cross_check, device=device).items():
+                out[f"Reach-warp.cross_check.{key}"] = value
         for n in counts:
             for key, value in bench_batched_reach(n, steps=steps, device=device, seed=seed).items():
                 out[f"Reach-warp.worlds_{n}.{key}"] = value

@@ -25,7 +25,7 @@ import numpy as np
 
 from softrod.envs.reach_v0 import TARGET_HIGH, TARGET_LOW, Z_BAND, ReachEnv
 
-__all__ = ["BatchedReach", "bench_batched_reach"]
+__all__ = ["BatchedReach", "bench_batched_reach", "compare_with_reach_v0", "cross_check_seeds"]
 
 
 def _import_warp() -> tuple[Any, Any]:
@@ -260,6 +260,70 @@ class BatchedReach:
             ],
             outputs=[self.obs, self.reward, self.distance],
         )
+
+
+def compare_with_reach_v0(
+    n_worlds: int = 3,
+    *,
+    steps: int = 20,
+    device: str | None = None,
+    seed: int = 0,
+    action_seed: int | None = None,
+) -> dict[str, float]:
+    """Cross-model check: `n_worlds` batched worlds against as many `Reach-v0` (MuJoCo C,
+    float64) with the same targets (drawn with `seed`) and uniform random actions (drawn with
+    `action_seed`, default seed + 1) for `steps` control steps.
+
+    Returns the largest absolute differences: `reset_obs_error` (observation after reset),
+    `tip_error_m` (target - tip, every step and world) [m], `reward_error` (per step), and
+    `truncated` / `overflow` (1.0 when the batch reported them within the steps).
+    """
+    import mujoco
+
+    batch = BatchedReach(n_worlds, device=device)
+    obs0 = batch.reset(np.random.default_rng(seed)).numpy()
+    targets = batch.target.numpy().astype(float)
+    envs, reset_err = [], 0.0
+    for i in range(n_worlds):
+        env = ReachEnv()
+        env.reset(seed=0)
+        env._set_target(targets[i])
+        mujoco.mj_forward(env.model, env.data)
+        reset_err = max(
+            reset_err, float(np.abs(env._observation(env.tip_position()) - obs0[i]).max())
+        )
+        envs.append(env)
+    a_seed = seed + 1 if action_seed is None else action_seed
+    actions = np.random.default_rng(a_seed).uniform(-1, 1, (steps, n_worlds, 10))
+    tip_err = reward_err = 0.0
+    trunc = False
+    for k in range(steps):
+        obs, reward, _, trunc = batch.step(actions[k].astype(np.float32))
+        obs, reward = obs.numpy(), reward.numpy()
+        for i, env in enumerate(envs):
+            o, r, _, _, _ = env.step(actions[k, i].astype(np.float32))
+            tip_err = max(tip_err, float(np.abs(obs[i, 21:24] - o[21:24]).max()))
+            reward_err = max(reward_err, abs(float(reward[i]) - r))
+    return {
+        "reset_obs_error": reset_err,
+        "tip_error_m": tip_err,
+        "reward_error": reward_err,
+        "truncated": float(trunc),
+        "overflow": float(batch.overflow()),
+    }
+
+
+def cross_check_seeds(n_seeds: int, *, device: str | None = None) -> dict[str, float]:
+    """`compare_with_reach_v0` for seeds 0..n_seeds-1: median and max of each error [as
+    there], and `overflow` (1.0 when any run overflowed)."""
+    runs = [compare_with_reach_v0(device=device, seed=s) for s in range(n_seeds)]
+    out: dict[str, float] = {}
+    for key in ("reset_obs_error", "tip_error_m", "reward_error"):
+        vals = [r[key] for r in runs]
+        out[f"{key}_median"] = float(np.median(vals))
+        out[f"{key}_max"] = float(np.max(vals))
+    out["overflow"] = float(max(r["overflow"] for r in runs))
+    return out
 
 
 def bench_batched_reach(
