@@ -5,7 +5,12 @@
 One panel per distal segment ratio (DSR): centring distance [mm] across, object width [mm] up,
 each trial coloured by its grasp (pinch: dark, power: light, none: white). Also prints, per DSR,
 the widths it pinch-grasps and the trial counts per grasp type, and the smallest DSR that
-pinch-grasps every width.
+pinch-grasps every width; then the analysis behind docs/sysid.md (`details`): lifted trials,
+`none` trials without contact, knocked-over boxes, tilt and shift of the pinched thin boxes, and
+the smallest all-widths DSR under other pinch rules. `--compare OTHER` counts the trials of
+OTHER (e.g. the 1 ms timestep sweep) that keep their class here.
+
+    python examples/sweeps/plot_pinch_map.py pinch.parquet --compare pinch_dt1.parquet
 """
 
 from __future__ import annotations
@@ -22,12 +27,97 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from softrod.sweep import read_results  # noqa: E402
 
 GRASPS = ("none", "power", "pinch")
+#: Finger length [m] (softrod.somo.teeple_finger) and the boxes that count as thin [m].
+FINGER_LENGTH = 0.1
+THIN_WIDTH = 0.02
+#: A box tilted more than this [deg] was knocked over.
+KNOCKED_OVER_DEG = 60.0
+
+
+def _key(r: dict) -> tuple[float, float, float]:
+    return (r["inputs.distal_ratio"], r["inputs.object_width"], r["inputs.centering"])
+
+
+def smallest_full_dsr(rows: list[dict], rule) -> float | None:
+    """Smallest DSR at which every width has a trial satisfying `rule` (None: no such DSR)."""
+    widths = {r["inputs.object_width"] for r in rows}
+    full = [
+        d
+        for d in sorted({r["inputs.distal_ratio"] for r in rows})
+        if all(
+            any(
+                rule(r)
+                for r in rows
+                if r["inputs.distal_ratio"] == d and r["inputs.object_width"] == w
+            )
+            for w in widths
+        )
+    ]
+    return full[0] if full else None
+
+
+def details(rows: list[dict]) -> None:
+    """Print the study's analysis (module docstring)."""
+    lifted = sum(bool(r["lifted"]) for r in rows)
+    none = [r for r in rows if r["grasp"] == "none"]
+    over = [r for r in rows if r["object_tilt_deg"] > KNOCKED_OVER_DEG]
+    n_thin_over = sum(r["inputs.object_width"] <= THIN_WIDTH + 1e-9 for r in over)
+    print(f"lifted: {lifted} of {len(rows)}")
+    print(f"none: {len(none)}, of them without contact: {sum(r['n_contacts'] == 0 for r in none)}")
+    print(
+        f"knocked over (tilt > {KNOCKED_OVER_DEG:.0f} deg): {len(over)}, of them boxes <= "
+        f"{THIN_WIDTH * 1e3:.0f} mm: {n_thin_over}"
+    )
+    for d in sorted({r["inputs.distal_ratio"] for r in rows}):
+        thin = [
+            r
+            for r in rows
+            if r["inputs.distal_ratio"] == d
+            and r["inputs.object_width"] <= THIN_WIDTH + 1e-9
+            and r["grasp"] == "pinch"
+        ]
+        if thin:
+            tilt = np.median([r["object_tilt_deg"] for r in thin])
+            shift = 1e3 * np.median([r["object_shift"] for r in thin])
+            print(
+                f"DSR {d:.2f}: pinched thin boxes, median tilt {tilt:.0f} deg, shift {shift:.0f} mm"
+            )
+
+    def passive(r: dict, s: float | None) -> bool:
+        d = r["inputs.distal_ratio"]
+        return bool(r["lifted"]) and d > 0 and s is not None and s >= (1 - d) * FINGER_LENGTH - 1e-9
+
+    rules = {
+        "pinch (the classification)": lambda r: r["grasp"] == "pinch",
+        "pinch, box within 20 deg of upright": lambda r: (
+            r["grasp"] == "pinch" and r["object_tilt_deg"] <= 20
+        ),
+        "pinch, box within 10 deg of upright": lambda r: (
+            r["grasp"] == "pinch" and r["object_tilt_deg"] <= 10
+        ),
+        "centre of pressure on the passive part (no fingertip region)": lambda r: passive(
+            r, r["mean_contact_s"]
+        ),
+        "every contact on the passive part": lambda r: passive(r, r["min_contact_s"]),
+    }
+    for name, rule in rules.items():
+        d = smallest_full_dsr(rows, rule)
+        print(f"smallest all-widths DSR, {name}: " + ("none" if d is None else f"{d:.2f}"))
+
+
+def compare(rows: list[dict], other: list[dict]) -> None:
+    """How many trials of `other` have the same class as the matching trial of `rows`."""
+    mine = {_key(r): r["grasp"] for r in rows}
+    both = [r for r in other if _key(r) in mine]
+    same = sum(mine[_key(r)] == r["grasp"] for r in both)
+    print(f"compare: {same} of {len(both)} matching trials keep their class")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("results")
     parser.add_argument("-o", "--output", default="pinch_map.png")
+    parser.add_argument("--compare", help="another sweep result to compare classes with")
     args = parser.parse_args()
     rows = [r for r in read_results(args.results).to_pylist() if r["status"] == "ok"]
     dsrs = sorted({r["inputs.distal_ratio"] for r in rows})
@@ -75,6 +165,9 @@ def main() -> None:
         + (f"{min(full):.2f}" if full else "none in the sweep")
     )
     print(f"wrote {args.output}")
+    details(rows)
+    if args.compare:
+        compare(rows, [r for r in read_results(args.compare).to_pylist() if r["status"] == "ok"])
 
 
 if __name__ == "__main__":

@@ -3,10 +3,12 @@
 Release test: a cantilever held by a small tip force (static solution), released undamped, no
 gravity. Cases: the TPU rod (0.4 m, soft) and the spring-steel rod (0.6 m), 20 elements, the
 automatic step. Metrics: real-time factor (simulated / wall seconds, one thread, after JIT),
-first-mode frequency error against Euler-Bernoulli, relative energy drift. PyElastica (an
-optional external reference, `pip install pyelastica`) runs the same rod, same elements and the
-same step; its clamp fixes the first element's directors, i.e. shortens the rod by half an
-element, which raises its frequency by about (1 - 1/(2N))^-2 (5 % at N = 20).
+first-mode frequency error against Euler-Bernoulli, relative energy drift, the time per step
+with Kelvin-Voigt damping (`strain_damping`), and for the steel rod the step and first-mode shift
+with x1000 rotary inertia. PyElastica (an optional external reference, `pip install
+pyelastica`) runs the same rod, same elements and the same step; its clamp fixes the first
+element's directors, i.e. shortens the rod by half an element, which raises its frequency by
+about (1 - 1/(2N))^-2 (5 % at N = 20).
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ STEEL_ROD = {
                  "radius": 0.0008},
     "segments": [{"length": 0.6}],
 }  # fmt: skip
+
+#: Kelvin-Voigt damping time [s] of the per-step cost measurement (SoRoSim's TPU records' value;
+#: the cost does not depend on it) and the fraction of each case's duration it runs for.
+BENCH_STRAIN_DAMPING = 3e-3
+STRAIN_DAMPING_FRACTION = 0.1
+#: Rotary-inertia factor of the steel case's second run (the default of the SoRoSim release
+#: study, `softrod.validate._dynamics.LGVI_ROTARY_INERTIA_SCALE`): step and first-mode shift.
+STEEL_ROTARY_INERTIA_SCALE = 1000.0
 
 #: name -> (robot, tip force [N] for the initial deflection, simulated seconds for accuracy,
 #: simulated seconds for PyElastica's speed).
@@ -117,6 +127,29 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
         out[f"{key}.f1_euler_bernoulli_hz"] = f_eb
         out[f"{key}.f1_rel_error"] = f / f_eb - 1
         out[f"{key}.energy_drift_rel"] = drift
+        # The same release with Kelvin-Voigt damping: the cost of the implicit solve per step.
+        damped = simulate_dynamic(
+            robot,
+            STRAIN_DAMPING_FRACTION * dur,
+            initial=st,
+            elements=elements,
+            strain_damping=BENCH_STRAIN_DAMPING,
+        )
+        out[f"{key}.strain_damping_us_per_step"] = damped.wall_time / damped.n_steps * 1e6
+        if name == "steel_rod":
+            # Heavier rotary inertia lengthens the step of the thin steel rod (shear-rotation
+            # mode) at a small cost in the bending frequency.
+            heavy = simulate_dynamic(
+                robot,
+                dur,
+                initial=st,
+                elements=elements,
+                rotary_inertia_scale=STEEL_ROTARY_INERTIA_SCALE,
+            )
+            f_h, _ = oscillation(heavy.t, heavy.tip_position[:, 0], center=0.0)
+            hkey = f"{key}.rotary_x{STEEL_ROTARY_INERTIA_SCALE:.0f}"
+            out[f"{hkey}.dt_s"] = heavy.dt
+            out[f"{hkey}.f1_shift_rel"] = f_h / f - 1
         if not pyelastica:
             continue
         try:
