@@ -35,7 +35,8 @@ KNOCKED_OVER_DEG = 60.0
 
 
 def _key(r: dict) -> tuple[float, float, float]:
-    return (r["inputs.distal_ratio"], r["inputs.object_width"], r["inputs.centering"])
+    # Rounded: a grid's start + k step and a listed value differ in the last bits.
+    return tuple(round(r[f"inputs.{k}"], 9) for k in ("distal_ratio", "object_width", "centering"))
 
 
 def smallest_full_dsr(rows: list[dict], rule) -> float | None:
@@ -62,6 +63,8 @@ def details(rows: list[dict]) -> None:
     none = [r for r in rows if r["grasp"] == "none"]
     over = [r for r in rows if r["object_tilt_deg"] > KNOCKED_OVER_DEG]
     n_thin_over = sum(r["inputs.object_width"] <= THIN_WIDTH + 1e-9 for r in over)
+    trial_s = [r["elapsed_s"] for r in rows]
+    print(f"trial time: {np.mean(trial_s):.2f} s mean, {sum(trial_s) / 60:.1f} min in all")
     print(f"lifted: {lifted} of {len(rows)}")
     print(f"none: {len(none)}, of them without contact: {sum(r['n_contacts'] == 0 for r in none)}")
     print(
