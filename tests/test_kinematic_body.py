@@ -11,9 +11,10 @@ import pytest
 
 import softrod
 from softrod.bench import example_robot_path
-from softrod.sim import KinematicRod
 
 mujoco = pytest.importorskip("mujoco")
+
+from softrod.mujoco import KinematicRod  # noqa: E402  (after the skip: mujoco is an extra)
 
 #: Chord midpoints of 15 pieces of a gently bent 0.19 m rod sit within h^2 kappa / 8 of the
 #: arc (~1e-4 m here).
@@ -78,3 +79,17 @@ def _merge(loads: list) -> list:
     for s, f in loads:
         acc[round(s, 9)] = acc.get(round(s, 9), np.zeros(3)) + np.asarray(f)
     return [(s, f) for s, f in acc.items() if np.linalg.norm(f) > 1e-9]
+
+
+def test_sim_keeps_kinematic_rod_without_importing_mujoco() -> None:
+    """`softrod.sim.KinematicRod` is the `softrod.mujoco` class, and `import softrod.sim` alone
+    does not import MuJoCo (sim sits below the mujoco layer)."""
+    import subprocess
+    import sys
+
+    code = "import sys, softrod.sim; print('mujoco' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    import softrod.sim
+
+    assert softrod.sim.KinematicRod is KinematicRod

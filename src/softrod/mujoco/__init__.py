@@ -28,6 +28,7 @@ from softrod.mujoco._equilibrium import (
     settle,
     static_equilibrium,
 )
+from softrod.mujoco._kinematic_body import KinematicRod
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links
 from softrod.mujoco._options import MujocoOptions
 from softrod.mujoco._render import Renderer, render_image, render_video
@@ -36,6 +37,7 @@ __all__ = [
     "ChainInfo",
     "ChainLayout",
     "EquilibriumResult",
+    "KinematicRod",
     "MujocoOptions",
     "PointLoad",
     "Renderer",

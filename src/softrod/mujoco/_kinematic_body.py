@@ -10,11 +10,13 @@ paper's PyBullet coupling left to the user. Without it the rod passes through ob
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import mujoco
 import numpy as np
 
-from softrod.rods._static import StaticResult
+if TYPE_CHECKING:
+    from softrod.rods import StaticResult
 
 __all__ = ["KinematicRod"]
 
@@ -61,8 +63,6 @@ class KinematicRod:
     def add_to(self, spec: Any) -> None:
         """Add the capsules to an `mujoco.MjSpec` (world-level mocap bodies); the geoms named
         in `collide_with` must already be in the spec."""
-        import mujoco
-
         for i in range(self.n_bodies):
             body = spec.worldbody.add_body(name=f"{self.prefix}_{i}", mocap=True)
             body.add_geom(
@@ -82,8 +82,6 @@ class KinematicRod:
 
     def bind(self, model: Any) -> None:
         """Look up the capsules in the compiled model."""
-        import mujoco
-
         bodies = [
             mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"{self.prefix}_{i}")
             for i in range(self.n_bodies)
