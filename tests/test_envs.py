@@ -7,6 +7,7 @@ a `success` flag, and `render_mode="rgb_array"`.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 
@@ -229,3 +230,38 @@ def test_planar_reach_stays_in_its_plane() -> None:
         _, _, _, _, info = env.step(np.array([1.0, -1.0]) if k < 5 else np.zeros(2))
     assert abs(info["tip"][1]) < 1e-6
     assert abs(info["tip"][0]) > 0.05
+
+
+def test_pcc_length_matrix_closed_form() -> None:
+    """One segment of length L, tendon at offset d and angle a: bending toward body +x by
+    kappa shortens it by d cos(a) L kappa (and toward +y by d sin(a) L kappa); a distal tendon
+    also runs through every proximal segment."""
+    from softrod.control import pcc_length_matrix
+    from softrod.description import load_robot
+
+    d, a = 0.004, math.radians(30.0)
+    robot = load_robot(
+        {
+            "name": "two",
+            "backbone": {"youngs_modulus": 60e9, "poisson_ratio": 0.33, "radius": 5e-4},
+            "segments": [
+                {
+                    "length": 0.1,
+                    "disks": 4,
+                    "disk_radius": 0.005,
+                    "tendons": [{"offset": d, "angle_deg": 30.0}],
+                },
+                {
+                    "length": 0.05,
+                    "disks": 2,
+                    "disk_radius": 0.005,
+                    "tendons": [{"offset": d, "angle_deg": 30.0}],
+                },
+            ],
+        }
+    )
+    c = pcc_length_matrix(robot)
+    row = [-d * math.cos(a), -d * math.sin(a)]
+    np.testing.assert_allclose(c[0], [row[0] * 0.1, row[1] * 0.1, 0.0, 0.0])
+    np.testing.assert_allclose(c[1], [row[0] * 0.1, row[1] * 0.1, row[0] * 0.05, row[1] * 0.05])
+    np.testing.assert_allclose(pcc_length_matrix(robot, planar=True), c[:, ::2])

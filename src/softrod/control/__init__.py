@@ -1,4 +1,5 @@
-"""Control: Jacobian resolved-rate tracking and SoftManiSim's reference trajectories."""
+"""Control: Jacobian resolved-rate tracking, SoftManiSim's reference trajectories and the PCC
+maps from segment bending to tendon inputs."""
 
 from softrod.control._jacobian import (
     ResolvedRateController,
@@ -6,6 +7,7 @@ from softrod.control._jacobian import (
     TrackingResult,
     track,
 )
+from softrod.control._tendon_maps import bending_tensions, pcc_length_matrix
 from softrod.control._trajectories import TRAJECTORIES, make_trajectory
 
 __all__ = [
@@ -13,6 +15,8 @@ __all__ = [
     "ResolvedRateController",
     "TendonRobotPlant",
     "TrackingResult",
+    "bending_tensions",
     "make_trajectory",
+    "pcc_length_matrix",
     "track",
 ]

@@ -18,15 +18,10 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
+from softrod.control import pcc_length_matrix
 from softrod.description import RobotSpec
 from softrod.envs._base import MujocoEnv
-from softrod.envs._scene import (
-    add_camera,
-    add_floor,
-    add_marker,
-    new_scene,
-    pcc_length_matrix,
-)
+from softrod.envs._scene import add_camera, add_floor, add_marker, new_scene
 from softrod.mujoco import MujocoOptions, add_robot
 
 __all__ = ["HangingRobotEnv"]

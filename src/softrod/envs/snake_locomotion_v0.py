@@ -9,13 +9,13 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
+from softrod.control import bending_tensions
 from softrod.envs._base import MujocoEnv, obs_box
 from softrod.envs._scene import (
     CONTYPE_OBJECT,
     CONTYPE_RIGID,
     add_camera,
     add_floor,
-    bending_tensions,
     new_scene,
     quat_from_axis_angle,
     shipped_robot,

@@ -20,7 +20,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from softrod.envs._scene import pcc_length_matrix
+from softrod.control import pcc_length_matrix
 
 __all__ = ["ArmIK", "KeyPose", "ScheduleExpert", "GraspExpert", "SwitchExpert", "make_expert"]
 

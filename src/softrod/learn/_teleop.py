@@ -34,7 +34,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from softrod.envs._scene import pcc_length_matrix
+from softrod.control import pcc_length_matrix
 from softrod.learn._demos import DemoSet
 
 __all__ = ["KeyboardTeleop", "record_teleop", "script_keys", "terminal_keys", "KEY_HELP"]
