@@ -366,3 +366,80 @@ def test_run_demo_writes_video_image_and_plot(tmp_path: Path, monkeypatch):
 
     json.dumps(summary)  # JSON-able
     assert set(summary["static"]) == {"spring_steel", "tpu"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The composition kit (issue 14): one home for spec, lights, floor, cameras, markers, robots and
+# the collision-bit convention.
+
+#: A camera's image axes are unit vectors built from one cross product: round-off only.
+CAMERA_AXIS_ATOL = 1e-12
+
+
+def _collide(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """MuJoCo's contact filter for two geoms given as (contype, conaffinity)."""
+    return bool((a[0] & b[1]) or (b[0] & a[1]))
+
+
+def test_collision_convention_matches_its_table() -> None:
+    """Soft robots touch objects and each other but never themselves or rigid robots; rigid
+    robots touch objects only; objects touch everything (softrod.mujoco._collision's table)."""
+    from softrod.scene import (
+        CONTYPE_OBJECT,
+        CONTYPE_RIGID,
+        OBJECT_AFFINITY,
+        RIGID_AFFINITY,
+        soft_collision_bits,
+    )
+
+    objects = [(CONTYPE_OBJECT, CONTYPE_OBJECT), (CONTYPE_OBJECT, OBJECT_AFFINITY)]
+    rigid = (CONTYPE_RIGID, RIGID_AFFINITY)
+    soft = [soft_collision_bits(k) for k in range(29)]
+    for obj in objects:
+        assert _collide(obj, obj) and _collide(obj, rigid)
+        assert all(_collide(obj, s) for s in soft)
+    assert not _collide(rigid, rigid)
+    for i, s in enumerate(soft):
+        assert not _collide(s, s) and not _collide(s, rigid)
+        assert all(_collide(s, t) for j, t in enumerate(soft) if j != i)
+    with pytest.raises(ValueError, match="at most 29 soft robots"):
+        soft_collision_bits(29)
+
+
+def test_kit_composes_a_scene() -> None:
+    """new_spec + lights + floor + marker + camera + soft robot compile, with the names the
+    kit's table promises and a camera that looks at its target."""
+    from softrod.scene import (
+        add_camera,
+        add_floor,
+        add_lights,
+        add_marker,
+        add_robot,
+        add_tip_camera,
+        new_spec,
+    )
+
+    spec = new_spec("kit", {"timestep": 0.002}, gravity=(0.0, 0.0, -9.81))
+    add_lights(spec, "studio", shadows=False)
+    add_floor(spec, size=1.0, z=-0.2, friction=0.7, grid="dark")
+    chain = add_robot(spec, spec.worldbody, tiny_robot(), {"links": 6}, prefix="r/")
+    add_marker(spec, "target", radius=0.01, pos=(0.05, 0.0, 0.0))
+    pos, target = np.array([0.3, -0.4, 0.2]), np.array([0.0, 0.0, 0.05])
+    add_camera(spec, "main", pos, target, fovy=50.0)
+    add_tip_camera(spec, chain, "tipcam")
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    assert model.opt.timestep == 0.002
+    assert [model.light(i).name for i in range(model.nlight)] == ["key", "fill"]
+    floor = model.geom("floor")
+    assert floor.pos[2] == -0.2 and floor.friction[0] == 0.7
+    assert model.body("target").mocapid[0] == 0 and model.geom("target_geom").contype == 0
+    cam = model.camera("main").id
+    look = -data.cam_xmat[cam].reshape(3, 3)[:, 2]  # a MuJoCo camera looks along its -z
+    want = (target - pos) / np.linalg.norm(target - pos)
+    np.testing.assert_allclose(look, want, atol=CAMERA_AXIS_ATOL)
+    assert model.cam_fovy[cam] == 50.0
+    assert model.camera("tipcam").bodyid[0] == model.body(chain.link_bodies[-1]).id
+    with pytest.raises(ValueError, match="style"):
+        add_lights(spec, "disco")  # type: ignore[arg-type]

@@ -20,7 +20,22 @@ if (
 ):
     _os.environ["MUJOCO_GL"] = "egl"
 
-from softrod.mujoco._builder import ChainInfo, add_robot, build_spec, chain_info
+from softrod.mujoco._builder import (
+    ChainInfo,
+    add_robot,
+    build_spec,
+    chain_info,
+    configure_spec,
+    resolve_options,
+)
+from softrod.mujoco._collision import (
+    CONTYPE_OBJECT,
+    CONTYPE_RIGID,
+    MAX_SOFT_ROBOTS,
+    OBJECT_AFFINITY,
+    RIGID_AFFINITY,
+    soft_collision_bits,
+)
 from softrod.mujoco._equilibrium import (
     EquilibriumResult,
     PointLoad,
@@ -34,6 +49,11 @@ from softrod.mujoco._options import MujocoOptions
 from softrod.mujoco._render import Renderer, render_image, render_video
 
 __all__ = [
+    "CONTYPE_OBJECT",
+    "CONTYPE_RIGID",
+    "MAX_SOFT_ROBOTS",
+    "OBJECT_AFFINITY",
+    "RIGID_AFFINITY",
     "ChainInfo",
     "ChainLayout",
     "EquilibriumResult",
@@ -46,10 +66,13 @@ __all__ = [
     "build_spec",
     "chain_info",
     "chain_layout",
+    "configure_spec",
     "first_mode_frequency",
     "render_image",
     "render_video",
+    "resolve_options",
     "settle",
+    "soft_collision_bits",
     "split_links",
     "static_equilibrium",
 ]

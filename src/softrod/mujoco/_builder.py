@@ -22,6 +22,7 @@ import mujoco
 import numpy as np
 
 from softrod.description import RobotSpec, load_robot
+from softrod.mujoco._collision import CONTYPE_OBJECT, CONTYPE_RIGID, soft_collision_bits
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency
 from softrod.mujoco._options import MujocoOptions
 
@@ -29,21 +30,14 @@ __all__ = [
     "ChainInfo",
     "add_robot",
     "build_spec",
+    "chain_info",
+    "configure_spec",
     "resolve_options",
+    # Old private names, until envs and somo use the public ones.
     "CONTYPE_OBJECT",
     "CONTYPE_RIGID",
     "soft_collision_bits",
-    "configure_spec",
 ]
-
-#: Collision bits. Bit 0: objects and the floor (collide with everything); bit 1: rigid robots
-#: (collide with objects only, so a soft robot never fights its own mount); bits 2+: one per soft
-#: robot, which collides with objects and other soft robots but never with itself.
-CONTYPE_OBJECT = 1
-CONTYPE_RIGID = 2
-_SOFT_BIT0 = 2
-_MAX_SOFT = 29
-_ALL_SOFT = sum(1 << (_SOFT_BIT0 + i) for i in range(_MAX_SOFT))
 
 _RGBA_BACKBONE = (0.75, 0.75, 0.78, 1.0)
 _RGBA_DISK = (0.95, 0.55, 0.15, 1.0)
@@ -52,14 +46,6 @@ _RGBA_TENDON = (0.1, 0.35, 0.9, 1.0)
 _TENDON_WIDTH = 3e-4
 #: Thickest default collision disk [m] (the seed-002 PLA disks are 5 mm high).
 _MAX_DISK_THICKNESS = 0.005
-
-
-def soft_collision_bits(index: int) -> tuple[int, int]:
-    """(contype, conaffinity) of the soft robot with this index in a scene (0-based)."""
-    if not 0 <= index < _MAX_SOFT:
-        raise ValueError(f"at most {_MAX_SOFT} soft robots per scene, got index {index}")
-    own = 1 << (_SOFT_BIT0 + index)
-    return own, CONTYPE_OBJECT | (_ALL_SOFT & ~own)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """SceneSpec -> one MjSpec with soft robots, rigid robots, objects and cameras; a `Scene`.
 
-Collision groups (softrod.mujoco._builder): objects and the floor collide with everything; each
-soft robot collides with objects and other soft robots but not with itself or any rigid robot
-(so it never fights its own mount); rigid robots collide with objects only.
+Built from the composition kit (`softrod.scene._kit`). Collision groups (`softrod.scene`'s
+convention): objects and the floor collide with everything; each soft robot collides with
+objects and other soft robots but not with itself or any rigid robot (so it never fights its own
+mount); rigid robots collide with objects only.
 """
 
 from __future__ import annotations
@@ -22,7 +23,20 @@ from softrod.description import (
     load_robot,
     shipped_robot_path,
 )
-from softrod.mujoco._builder import ChainInfo, add_robot, configure_spec, resolve_options
+from softrod.mujoco import (
+    CONTYPE_OBJECT,
+    OBJECT_AFFINITY,
+    ChainInfo,
+    add_robot,
+    resolve_options,
+)
+from softrod.scene._kit import (
+    add_camera,
+    add_floor,
+    add_lights,
+    add_tip_camera,
+    new_spec,
+)
 from softrod.scene._rigid import RigidInfo, add_rigid, add_rigid_mjcf
 from softrod.scene._spec import (
     BinObject,
@@ -37,28 +51,11 @@ from softrod.scene._spec import (
     load_scene_spec,
 )
 
-__all__ = ["Scene", "build_scene", "load_scene", "load_scene_or_robot", "look_at_xyaxes"]
+__all__ = ["Scene", "build_scene", "load_scene", "load_scene_or_robot"]
 
-#: Objects collide with every group (bit 0 set in all conaffinities, all bits here).
-_OBJECT_AFFINITY = (1 << 31) - 1
 #: Toggle mass [kg] and rotor inertia [kg m^2] (keeps the light hinge well conditioned).
 _TOGGLE_MASS = 0.002
 _TOGGLE_ARMATURE = 1e-5
-
-
-def look_at_xyaxes(pos, target, up=(0.0, 0.0, 1.0)) -> list[float]:
-    """MuJoCo camera `xyaxes` for a camera at `pos` looking at `target` (it looks along -z)."""
-    forward = np.subtract(target, pos).astype(float)
-    norm = np.linalg.norm(forward)
-    if norm < 1e-9:
-        raise SceneError(f"camera pos and target coincide: {list(pos)}")
-    forward /= norm
-    x = np.cross(forward, up)
-    if np.linalg.norm(x) < 1e-6:  # looking straight up or down
-        x = np.cross(forward, (0.0, 1.0, 0.0))
-    x /= np.linalg.norm(x)
-    y = np.cross(x, forward)
-    return [*map(float, x), *map(float, y)]
 
 
 @dataclass
@@ -148,8 +145,8 @@ def _add_object(spec: mujoco.MjSpec, obj: Any) -> None:
     world = spec.worldbody
     body = world.add_body(name=obj.name, pos=list(obj.pos), quat=list(obj.quat))
     geom_kw = dict(
-        contype=1,
-        conaffinity=_OBJECT_AFFINITY,
+        contype=CONTYPE_OBJECT,
+        conaffinity=OBJECT_AFFINITY,
         friction=[obj.friction, 0.005, 0.0001],
         rgba=list(obj.rgba),
     )
@@ -236,69 +233,10 @@ def _add_object(spec: mujoco.MjSpec, obj: Any) -> None:
 
 def _add_camera(spec: mujoco.MjSpec, cam: CameraEntry, robots: dict[str, ChainInfo]) -> None:
     if cam.attach is not None:
-        info = robots[cam.attach]
-        tip_body = spec.body(info.link_bodies[-1])
-        # MuJoCo cameras look along their -z: turn 180 deg about x to look along the backbone.
-        tip_body.add_camera(
-            name=cam.name,
-            pos=[0.0, 0.0, float(info.layout.link_length[-1]) + 1e-3],
-            quat=[0.0, 1.0, 0.0, 0.0],
-            fovy=cam.fovy,
-        )
+        add_tip_camera(spec, robots[cam.attach], cam.name, fovy=cam.fovy)
         return
     assert cam.pos is not None and cam.target is not None  # checked by CameraEntry
-    spec.worldbody.add_camera(
-        name=cam.name,
-        pos=list(cam.pos),
-        xyaxes=look_at_xyaxes(cam.pos, cam.target),
-        fovy=cam.fovy,
-    )
-
-
-def _add_floor_and_lights(spec: mujoco.MjSpec, floor: bool, shadows: bool) -> None:
-    spec.add_texture(
-        name="sky",
-        type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
-        builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
-        rgb1=[0.55, 0.65, 0.8],
-        rgb2=[0.1, 0.12, 0.15],
-        width=256,
-        height=256,
-    )
-    spec.worldbody.add_light(
-        name="key",
-        pos=[0.5, -0.5, 2.0],
-        dir=[-0.2, 0.2, -1.0],
-        diffuse=[0.7, 0.7, 0.7],
-        castshadow=shadows,
-    )
-    spec.worldbody.add_light(
-        name="fill",
-        pos=[-1.0, 1.0, 1.5],
-        dir=[0.5, -0.5, -0.6],
-        diffuse=[0.3, 0.3, 0.3],
-        castshadow=False,
-    )
-    if floor:
-        spec.add_texture(
-            name="grid",
-            type=mujoco.mjtTexture.mjTEXTURE_2D,
-            builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
-            rgb1=[0.32, 0.34, 0.38],
-            rgb2=[0.26, 0.28, 0.31],
-            width=256,
-            height=256,
-        )
-        mat = spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.0)
-        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
-        spec.worldbody.add_geom(
-            name="floor",
-            type=mujoco.mjtGeom.mjGEOM_PLANE,
-            size=[0, 0, 0.05],
-            material="grid",
-            contype=1,
-            conaffinity=_OBJECT_AFFINITY,
-        )
+    add_camera(spec, cam.name, cam.pos, cam.target, fovy=cam.fovy)
 
 
 def build_scene(
@@ -319,10 +257,10 @@ def build_scene(
         scene_opts = resolve_options(spec_src.options)
     except ValueError as exc:
         raise SceneError(f"options: {' '.join(str(exc).split())}") from None
-    spec = mujoco.MjSpec()
-    spec.modelname = spec_src.name
-    configure_spec(spec, scene_opts)
-    _add_floor_and_lights(spec, spec_src.floor, spec_src.shadows)
+    spec = new_spec(spec_src.name, scene_opts)
+    add_lights(spec, "studio", shadows=spec_src.shadows)
+    if spec_src.floor:
+        add_floor(spec, grid="dark", conaffinity=OBJECT_AFFINITY)
 
     rigid: dict[str, RigidInfo] = {}
     for i, entry in enumerate(spec_src.rigid_robots):

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-__all__ = ["RigidInfo", "RIGID_MODELS", "add_rigid", "CONTYPE_RIGID"]
+# Rigid robot geoms collide with objects (bit 0) only, never with themselves or soft robots.
+from softrod.mujoco import CONTYPE_RIGID, RIGID_AFFINITY
 
-CONTYPE_RIGID = 2
-#: Rigid robot geoms collide with objects (bit 0) only, never with themselves or soft robots.
-_RIGID_AFFINITY = 1
+__all__ = ["PANDA_HOME", "RigidInfo", "RIGID_MODELS", "add_rigid", "add_rigid_mjcf"]
+
 _RGBA_ARM = (0.92, 0.92, 0.94, 1.0)
 _RGBA_JOINT = (0.25, 0.25, 0.28, 1.0)
 
@@ -66,7 +66,7 @@ def _capsule(body: mujoco.MjsBody, name: str, p0, p1, radius: float, rgba=_RGBA_
         size=[radius, 0, 0],
         rgba=list(rgba),
         contype=CONTYPE_RIGID,
-        conaffinity=_RIGID_AFFINITY,
+        conaffinity=RIGID_AFFINITY,
         mass=0.0,
     )
 
@@ -78,7 +78,7 @@ def _housing(body: mujoco.MjsBody, name: str, radius: float) -> None:
         size=[radius, radius, 0],
         rgba=list(_RGBA_JOINT),
         contype=CONTYPE_RIGID,
-        conaffinity=_RIGID_AFFINITY,
+        conaffinity=RIGID_AFFINITY,
         mass=0.0,
     )
 
@@ -167,7 +167,7 @@ def _add_panda(spec, parent, prefix, pos, quat) -> RigidInfo:
         size=[0.03, 0.005, 0],
         rgba=list(_RGBA_JOINT),
         contype=CONTYPE_RIGID,
-        conaffinity=_RIGID_AFFINITY,
+        conaffinity=RIGID_AFFINITY,
         mass=0.0,
     )
     return RigidInfo(
@@ -216,7 +216,7 @@ def _add_ur5(spec, parent, prefix, pos, quat) -> RigidInfo:
         size=[0.03, 0.005, 0],
         rgba=list(_RGBA_JOINT),
         contype=CONTYPE_RIGID,
-        conaffinity=_RIGID_AFFINITY,
+        conaffinity=RIGID_AFFINITY,
         mass=0.0,
     )
     return RigidInfo(prefix, "ur5", base.name, flange.name, tuple(joints), tuple(acts), UR5_HOME)
@@ -243,7 +243,7 @@ def _add_quadruped(spec, parent, prefix, pos, quat) -> RigidInfo:
         size=[0.19, 0.047, 0.057],
         rgba=list(_RGBA_ARM),
         contype=CONTYPE_RIGID,
-        conaffinity=_RIGID_AFFINITY,
+        conaffinity=RIGID_AFFINITY,
         mass=5.2,
     )
     joints, acts, home = [], [], []
@@ -273,7 +273,7 @@ def _add_quadruped(spec, parent, prefix, pos, quat) -> RigidInfo:
                     quat=[0.7071068, 0, 0.7071068, 0],
                     rgba=list(_RGBA_JOINT),
                     contype=CONTYPE_RIGID,
-                    conaffinity=_RIGID_AFFINITY,
+                    conaffinity=RIGID_AFFINITY,
                     mass=mass,
                 )
             else:
@@ -283,7 +283,7 @@ def _add_quadruped(spec, parent, prefix, pos, quat) -> RigidInfo:
                     size=[geom[3], 0, 0],
                     rgba=list(_RGBA_ARM),
                     contype=CONTYPE_RIGID,
-                    conaffinity=_RIGID_AFFINITY,
+                    conaffinity=RIGID_AFFINITY,
                     mass=mass,
                 )
             act = spec.add_actuator(name=f"{prefix}{leg}_{name}", target=jname)
@@ -300,7 +300,7 @@ def _add_quadruped(spec, parent, prefix, pos, quat) -> RigidInfo:
             rgba=list(_RGBA_JOINT),
             friction=[1.0, 0.005, 0.0001],
             contype=CONTYPE_RIGID,
-            conaffinity=_RIGID_AFFINITY,
+            conaffinity=RIGID_AFFINITY,
             mass=0.05,
         )
         home += list(_QUAD_STAND)
