@@ -443,3 +443,15 @@ def test_kit_composes_a_scene() -> None:
     assert model.camera("tipcam").bodyid[0] == model.body(chain.link_bodies[-1]).id
     with pytest.raises(ValueError, match="style"):
         add_lights(spec, "disco")  # type: ignore[arg-type]
+
+
+def test_only_the_mujoco_package_imports_its_builder() -> None:
+    """Scenes, envs and SoMo build through the public kit, never `softrod.mujoco._builder`."""
+    src = ROOT / "src" / "softrod"
+    imports = ("from softrod.mujoco._builder import", "import softrod.mujoco._builder")
+    offenders = [
+        str(p.relative_to(src))
+        for p in src.rglob("*.py")
+        if p.parent.name != "mujoco" and any(i in p.read_text() for i in imports)
+    ]
+    assert offenders == []

@@ -134,8 +134,7 @@ def test_actuation_and_scaling_helpers():
 
 def _chain_model(rule: str, n: int = 20):
     mujoco = pytest.importorskip("mujoco")
-    from softrod.mujoco import MujocoOptions
-    from softrod.mujoco._builder import configure_spec
+    from softrod.mujoco import MujocoOptions, configure_spec
     from softrod.somo import EmpiricalActuator, EmpiricalManipulator, add_empirical_chain
 
     act = EmpiricalActuator(

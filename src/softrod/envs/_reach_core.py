@@ -21,8 +21,8 @@ import numpy as np
 from softrod.control import pcc_length_matrix
 from softrod.description import RobotSpec
 from softrod.envs._base import MujocoEnv
-from softrod.envs._scene import add_camera, add_floor, add_marker, new_scene
-from softrod.mujoco import MujocoOptions, add_robot
+from softrod.mujoco import MujocoOptions
+from softrod.scene import add_camera, add_floor, add_lights, add_marker, add_robot, new_spec
 
 __all__ = ["HangingRobotEnv"]
 
@@ -97,13 +97,14 @@ class HangingRobotEnv(MujocoEnv):
         )
 
     def _build_spec(self) -> mujoco.MjSpec:
-        spec = new_scene(self.options, type(self).__name__)
-        add_floor(spec, size=2.0, z=self.floor_z)
+        spec = new_spec(type(self).__name__, self.options)
+        add_lights(spec, "task")
+        add_floor(spec, size=2.0, z=self.floor_z, friction=0.8)
         parent, pos, quat = self._mount(spec)
         self.chain = add_robot(spec, parent, self.robot, self.options, pos=pos, quat=quat)
         add_marker(spec, "target", radius=0.012)
         cam_pos, cam_at = self._camera_pose()
-        add_camera(spec, "main", pos=cam_pos, lookat=cam_at)
+        add_camera(spec, "main", pos=cam_pos, target=cam_at)
         self._add_objects(spec)
         return spec
 

@@ -21,8 +21,9 @@ import mujoco
 import numpy as np
 
 from softrod.envs._base import MujocoEnv, obs_box
-from softrod.envs._scene import add_camera, add_floor, new_scene, shipped_robot
-from softrod.mujoco import MujocoOptions, add_robot
+from softrod.envs._scene import shipped_robot
+from softrod.mujoco import MujocoOptions
+from softrod.scene import add_camera, add_floor, add_lights, add_rigid, add_robot, new_spec
 
 __all__ = ["TDCRArmEnv", "TENDON_RANGE", "OBS_NOISE", "DEMO_ACTION_NOISE"]
 
@@ -88,10 +89,9 @@ class TDCRArmEnv(MujocoEnv):
         return np.array([1.45, -0.95, 0.95]), np.array([0.45, 0.0, 0.3])
 
     def _build_spec(self) -> mujoco.MjSpec:
-        from softrod.scene import add_rigid
-
-        spec = new_scene(self.options, type(self).__name__)
-        add_floor(spec, size=2.0)
+        spec = new_spec(type(self).__name__, self.options)
+        add_lights(spec, "task")
+        add_floor(spec, size=2.0, friction=0.8)
         self.arm = add_rigid(spec, spec.worldbody, "panda", "panda/")
         # The simplified arm draws link 7 as a capsule whose round cap reaches 4.5 cm past the
         # flange face, where the real arm ends flat; the TDCR works right below the flange, so
@@ -110,7 +110,7 @@ class TDCRArmEnv(MujocoEnv):
         )
         self._add_task(spec)
         cam_pos, cam_at = self._camera_pose()
-        add_camera(spec, "main", pos=cam_pos, lookat=cam_at)
+        add_camera(spec, "main", pos=cam_pos, target=cam_at)
         return spec
 
     def _bind(self) -> None:

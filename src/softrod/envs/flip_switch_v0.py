@@ -7,12 +7,11 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from softrod.envs._scene import CONTYPE_OBJECT
 from softrod.envs._tdcr_arm import DEMO_ACTION_NOISE, TDCRArmEnv
+from softrod.scene import CONTYPE_OBJECT, OBJECT_AFFINITY
 
 __all__ = ["FlipSwitchEnv"]
 
-_ALL = (1 << 31) - 1
 #: Switch plate half extents (thickness x, width y, height z) [m], toggle lever length, width,
 #: thickness [m] (~7 x 10 mm contact area), end stops +-ANGLE [rad] and the force at the lever
 #: tip that flips it [N] (seed 002: ~0.9 N); the same values as `softrod.scene.SwitchObject`.
@@ -98,7 +97,9 @@ class FlipSwitchEnv(TDCRArmEnv):
 
     def _add_task(self, spec: mujoco.MjSpec) -> None:
         px, py, pz = PLATE_HALF
-        kw = dict(contype=CONTYPE_OBJECT, conaffinity=_ALL, friction=[0.8, 0.005, 0.0001])
+        kw = dict(
+            contype=CONTYPE_OBJECT, conaffinity=OBJECT_AFFINITY, friction=[0.8, 0.005, 0.0001]
+        )
         # The switch rides on a mocap body so that its pose is part of the simulation state.
         sw = spec.worldbody.add_body(name="switch", mocap=True, pos=[0.72, 0.1, 0.5])
         sw.add_geom(

@@ -11,15 +11,16 @@ import numpy as np
 
 from softrod.control import bending_tensions
 from softrod.envs._base import MujocoEnv, obs_box
-from softrod.envs._scene import (
+from softrod.envs._scene import quat_from_axis_angle, shipped_robot
+from softrod.mujoco import MujocoOptions
+from softrod.scene import (
     CONTYPE_OBJECT,
     add_camera,
     add_floor,
-    new_scene,
-    quat_from_axis_angle,
-    shipped_robot,
+    add_lights,
+    add_robot,
+    new_spec,
 )
-from softrod.mujoco import MujocoOptions, add_robot
 
 __all__ = ["InHandRotateEnv", "rotation_gait"]
 
@@ -125,8 +126,9 @@ class InHandRotateEnv(MujocoEnv):
         self.rotation = 0.0
 
     def _build_spec(self) -> mujoco.MjSpec:
-        spec = new_scene(self.options, "InHandRotate")
-        add_floor(spec, size=0.5)
+        spec = new_spec("InHandRotate", self.options)
+        add_lights(spec, "task")
+        add_floor(spec, size=0.5, friction=0.8)
         spec.worldbody.add_geom(
             name="palm",
             type=mujoco.mjtGeom.mjGEOM_BOX,
@@ -179,7 +181,7 @@ class InHandRotateEnv(MujocoEnv):
                     quat=(quat[0], quat[1], quat[2], quat[3]),
                 )
             )
-        add_camera(spec, "main", pos=[0.18, -0.26, 0.3], lookat=[0.0, 0.0, 0.05])
+        add_camera(spec, "main", pos=[0.18, -0.26, 0.3], target=[0.0, 0.0, 0.05])
         return spec
 
     def _bind(self) -> None:

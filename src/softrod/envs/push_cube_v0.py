@@ -9,7 +9,8 @@ import numpy as np
 
 from softrod.envs._base import obs_box
 from softrod.envs._reach_core import HangingRobotEnv
-from softrod.envs._scene import CONTYPE_OBJECT, shipped_robot
+from softrod.envs._scene import shipped_robot
+from softrod.scene import CONTYPE_OBJECT, OBJECT_AFFINITY, add_rigid
 
 __all__ = ["PushCubeEnv"]
 
@@ -90,8 +91,6 @@ class PushCubeEnv(HangingRobotEnv):
         self.cube_target = np.zeros(2)
 
     def _mount(self, spec: mujoco.MjSpec) -> tuple[mujoco.MjsBody, Any, Any]:
-        from softrod.scene import add_rigid
-
         self.quad = add_rigid(
             spec, spec.worldbody, "quadruped", "quad/", pos=(0.0, 0.0, TRUNK_HEIGHT)
         )
@@ -111,7 +110,7 @@ class PushCubeEnv(HangingRobotEnv):
             mass=CUBE_MASS,
             rgba=[0.2, 0.55, 0.85, 1.0],
             contype=CONTYPE_OBJECT,
-            conaffinity=(1 << 31) - 1,
+            conaffinity=OBJECT_AFFINITY,
             friction=[0.5, 0.005, 0.0001],
             condim=3,
         )

@@ -7,8 +7,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from softrod.envs._scene import CONTYPE_OBJECT
 from softrod.envs.reach_v0 import ReachEnv
+from softrod.scene import CONTYPE_OBJECT
 
 __all__ = ["ReachObstacleEnv"]
 

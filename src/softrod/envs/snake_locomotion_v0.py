@@ -11,16 +11,17 @@ import numpy as np
 
 from softrod.control import bending_tensions
 from softrod.envs._base import MujocoEnv, obs_box
-from softrod.envs._scene import (
-    CONTYPE_OBJECT,
+from softrod.envs._scene import quat_from_axis_angle, shipped_robot
+from softrod.mujoco import MujocoOptions
+from softrod.scene import (
     CONTYPE_RIGID,
+    RIGID_AFFINITY,
     add_camera,
     add_floor,
-    new_scene,
-    quat_from_axis_angle,
-    shipped_robot,
+    add_lights,
+    add_robot,
+    new_spec,
 )
-from softrod.mujoco import MujocoOptions, add_robot
 
 __all__ = ["SnakeLocomotionEnv", "serpentine_gait"]
 
@@ -129,7 +130,8 @@ class SnakeLocomotionEnv(MujocoEnv):
         self._com_prev = np.zeros(3)
 
     def _build_spec(self) -> mujoco.MjSpec:
-        spec = new_scene(self.options, "SnakeLocomotion")
+        spec = new_spec("SnakeLocomotion", self.options)
+        add_lights(spec, "task")
         add_floor(spec, size=4.0, friction=self.friction)
         r_b = self.robot.segment_backbone(0).outer_radius
         height = WHEEL_RADIUS + r_b * 0.8 + 0.002
@@ -176,11 +178,11 @@ class SnakeLocomotionEnv(MujocoEnv):
                     mass=WHEEL_MASS,
                     rgba=[0.15, 0.15, 0.15, 1.0],
                     contype=CONTYPE_RIGID,
-                    conaffinity=CONTYPE_OBJECT,
+                    conaffinity=RIGID_AFFINITY,
                     condim=3,
                     friction=[self.friction, 0.005, 0.0001],
                 )
-        add_camera(spec, "main", pos=[0.2, -1.6, 1.2], lookat=[0.1, 0.0, 0.0])
+        add_camera(spec, "main", pos=[0.2, -1.6, 1.2], target=[0.1, 0.0, 0.0])
         return spec
 
     def _bind(self) -> None:

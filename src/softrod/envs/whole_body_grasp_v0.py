@@ -7,13 +7,12 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from softrod.envs._scene import CONTYPE_OBJECT
 from softrod.envs._tdcr_arm import TDCRArmEnv
+from softrod.scene import CONTYPE_OBJECT, OBJECT_AFFINITY
 
 __all__ = ["WholeBodyGraspEnv"]
 
 #: Objects collide with every collision group.
-_ALL = (1 << 31) - 1
 #: Table: top at TABLE_TOP [m], spanning the cylinder's spawn box with margin.
 TABLE_TOP = 0.19
 TABLE_CENTER = (0.6, 0.0)
@@ -85,7 +84,9 @@ class WholeBodyGraspEnv(TDCRArmEnv):
 
     def _add_task(self, spec: mujoco.MjSpec) -> None:
         world = spec.worldbody
-        kw = dict(contype=CONTYPE_OBJECT, conaffinity=_ALL, friction=[0.8, 0.005, 0.0001])
+        kw = dict(
+            contype=CONTYPE_OBJECT, conaffinity=OBJECT_AFFINITY, friction=[0.8, 0.005, 0.0001]
+        )
         world.add_geom(
             name="table",
             type=mujoco.mjtGeom.mjGEOM_BOX,

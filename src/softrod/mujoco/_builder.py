@@ -22,7 +22,7 @@ import mujoco
 import numpy as np
 
 from softrod.description import RobotSpec, load_robot
-from softrod.mujoco._collision import CONTYPE_OBJECT, CONTYPE_RIGID, soft_collision_bits
+from softrod.mujoco._collision import soft_collision_bits
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency
 from softrod.mujoco._options import MujocoOptions
 
@@ -33,10 +33,6 @@ __all__ = [
     "chain_info",
     "configure_spec",
     "resolve_options",
-    # Old private names, until envs and somo use the public ones.
-    "CONTYPE_OBJECT",
-    "CONTYPE_RIGID",
-    "soft_collision_bits",
 ]
 
 _RGBA_BACKBONE = (0.75, 0.75, 0.78, 1.0)

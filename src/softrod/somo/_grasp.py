@@ -185,27 +185,17 @@ def build_grasp_scene(
     """
     import mujoco
 
-    from softrod.mujoco import MujocoOptions
-    from softrod.mujoco._builder import CONTYPE_OBJECT, configure_spec, soft_collision_bits
+    from softrod.scene import CONTYPE_OBJECT, add_floor, add_lights, new_spec, soft_collision_bits
 
     if not 0.0 <= distal_ratio < 1.0:
         raise ValueError(f"distal_ratio must be in [0, 1), got {distal_ratio}")
     if not object_width > 0:
         raise ValueError(f"object_width must be > 0 [m], got {object_width}")
-    spec = mujoco.MjSpec()
-    spec.modelname = "pinch_grasp"
-    configure_spec(spec, MujocoOptions(timestep=config.timestep, integrator="discrete"))
+    spec = new_spec("pinch_grasp", timestep=config.timestep, integrator="discrete")
+    add_lights(spec, "overhead", height=1.0)
     world = spec.worldbody
-    world.add_light(pos=[0, 0, 1.0], dir=[0, 0, -1])
     friction = [config.friction, 0.005, 0.0001]
-    world.add_geom(
-        name="floor",
-        type=mujoco.mjtGeom.mjGEOM_PLANE,
-        size=[1, 1, 0.01],
-        contype=CONTYPE_OBJECT,
-        conaffinity=CONTYPE_OBJECT,
-        friction=friction,
-    )
+    add_floor(spec, size=1.0, friction=config.friction, grid=None, spacing=0.01)
     obj = world.add_body(name="object", pos=[0, 0, OBJECT_HEIGHT / 2])
     obj.add_freejoint(name="object_free")
     obj.add_geom(

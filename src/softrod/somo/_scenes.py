@@ -151,6 +151,8 @@ def _add_arm(spec: Any, arm: ArmSpec) -> tuple[Any, tuple[str, ...]]:
     """The rigid arm; returns (flange body, servo names)."""
     import mujoco
 
+    from softrod.scene import CONTYPE_RIGID, RIGID_AFFINITY
+
     def link(body: Any, length: float, name: str) -> None:
         body.add_geom(
             name=name,
@@ -159,8 +161,8 @@ def _add_arm(spec: Any, arm: ArmSpec) -> tuple[Any, tuple[str, ...]]:
             size=[arm.radius, 0, 0],
             density=arm.link_density,
             rgba=[0.6, 0.6, 0.65, 1],
-            contype=2,
-            conaffinity=1,
+            contype=CONTYPE_RIGID,
+            conaffinity=RIGID_AFFINITY,
         )
 
     base = spec.worldbody.add_body(name="arm_base", pos=list(arm.base))
@@ -169,8 +171,8 @@ def _add_arm(spec: Any, arm: ArmSpec) -> tuple[Any, tuple[str, ...]]:
         size=[0.06, arm.base_height / 2, 0],
         pos=[0, 0, arm.base_height / 2],
         rgba=[0.3, 0.3, 0.35, 1],
-        contype=2,
-        conaffinity=1,
+        contype=CONTYPE_RIGID,
+        conaffinity=RIGID_AFFINITY,
     )
     names = []
 
@@ -211,24 +213,25 @@ def build_assembly(source: str | Path | dict[str, Any] | AssemblySpec) -> tuple[
     """(MjSpec, AssemblyInfo) of an assembly. Relative robot paths are relative to the file."""
     import mujoco
 
-    from softrod.mujoco import MujocoOptions, add_robot
-    from softrod.mujoco._builder import CONTYPE_OBJECT, configure_spec, soft_collision_bits
+    from softrod.mujoco import MujocoOptions
+    from softrod.scene import (
+        CONTYPE_OBJECT,
+        CONTYPE_RIGID,
+        RIGID_AFFINITY,
+        add_floor,
+        add_lights,
+        add_robot,
+        new_spec,
+        soft_collision_bits,
+    )
 
     base_dir = Path(source).parent if isinstance(source, str | Path) else Path.cwd()
     asm = load_assembly(source)
-    spec = mujoco.MjSpec()
-    spec.modelname = asm.name
-    configure_spec(spec, MujocoOptions(timestep=asm.timestep, integrator="discrete"))
+    spec = new_spec(asm.name, timestep=asm.timestep, integrator="discrete")
+    add_lights(spec, "overhead", height=1.5)
     world = spec.worldbody
-    world.add_light(pos=[0, 0, 1.5], dir=[0, 0, -1])
     if asm.floor:
-        world.add_geom(
-            name="floor",
-            type=mujoco.mjtGeom.mjGEOM_PLANE,
-            size=[2, 2, 0.01],
-            contype=CONTYPE_OBJECT,
-            conaffinity=CONTYPE_OBJECT,
-        )
+        add_floor(spec, size=2.0, grid=None, spacing=0.01)
     arm_names: tuple[str, ...] = ()
     if asm.arm is not None:
         parent, arm_names = _add_arm(spec, asm.arm)
@@ -242,8 +245,8 @@ def build_assembly(source: str | Path | dict[str, Any] | AssemblySpec) -> tuple[
         type=mujoco.mjtGeom.mjGEOM_BOX,
         size=list(asm.palm.size),
         rgba=[0.25, 0.25, 0.3, 1],
-        contype=2,
-        conaffinity=1,
+        contype=CONTYPE_RIGID,
+        conaffinity=RIGID_AFFINITY,
         density=500.0,
     )
     fingers: dict[str, Any] = {}
