@@ -338,6 +338,13 @@ def sweep_cmd(
             f"interrupted: resume with  softrod sweep {spec} -o {output} --resume", file=sys.stderr
         )
         raise typer.Exit(130)
+    # A sweep whose every point failed is a failed command (the rows say why, per point).
+    if summary.n_run > 0 and summary.n_errors == summary.n_run:
+        print(
+            f"error: all {summary.n_run} points failed; see the 'error' column of {output}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
 
 
 # ---------------------------------------------------------------------------------------------
