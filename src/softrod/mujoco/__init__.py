@@ -29,7 +29,7 @@ from softrod.mujoco._equilibrium import (
     static_equilibrium,
 )
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links
-from softrod.mujoco._options import MujocoOptions
+from softrod.mujoco._options import MAX_LINKS, MujocoOptions
 from softrod.mujoco._render import Renderer, render_image, render_video
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "ChainLayout",
     "EquilibriumResult",
     "MujocoOptions",
+    "MAX_LINKS",
     "PointLoad",
     "Renderer",
     "add_robot",
