@@ -213,3 +213,60 @@ def test_killed_training_keeps_its_model_and_says_so(tmp_path):
     assert "interrupted after" in err
     assert (run / "model.zip").is_file()
     assert json.loads((run / "summary.json").read_text())["interrupted"] is True
+
+
+def test_killed_behaviour_cloning_resumes_to_the_same_weights(tmp_path):
+    """A BC run SIGKILLed after a checkpoint and resumed ends with exactly the weights of an
+    uninterrupted run (weights, optimiser and both random generators are checkpointed)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import torch
+
+    from softrod.learn import BCConfig, record_demos
+    from softrod.learn._bc import CHECKPOINT_FILE, train_bc
+
+    torch.set_num_threads(1)
+    demos = record_demos("softrod/FlipSwitch-v0", 1, seed=5, max_attempts=2)
+    path = demos.save(tmp_path / "switch1.npz")
+    cfg = dict(policy="mlp", iterations=4000, hidden=32, layers=1, chunk=5, batch_size=32)
+    whole = train_bc(
+        path, BCConfig(**cfg), tmp_path / "whole", progress=False, checkpoint_every=100
+    )
+    assert not (whole.run_dir / CHECKPOINT_FILE).exists()
+
+    run = tmp_path / "killed"
+    code = (
+        "import torch; torch.set_num_threads(1)\n"
+        "from softrod.learn import BCConfig\n"
+        "from softrod.learn._bc import train_bc\n"
+        f"train_bc({str(path)!r}, BCConfig(**{cfg!r}), {str(run)!r}, progress=False,"
+        " checkpoint_every=100)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ})
+    try:
+        deadline = time.monotonic() + 120.0
+        while not (run / CHECKPOINT_FILE).exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    assert not (run / "policy.pt").exists()
+    resumed = train_bc(
+        path, BCConfig(**cfg), run, progress=False, resume=True, checkpoint_every=100
+    )
+    a = torch.load(whole.policy_path, weights_only=False)["state_dict"]
+    b = torch.load(resumed.policy_path, weights_only=False)["state_dict"]
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert resumed.final_loss == whole.final_loss
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["resumed_from_iteration"] >= 100
+    # No temporary files are left behind.
+    assert not [p for p in run.iterdir() if p.name.startswith(".")]

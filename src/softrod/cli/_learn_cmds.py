@@ -335,6 +335,12 @@ def bc_cmd(
     no_dedup: bool = typer.Option(False, help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run in --out from its checkpoint.pt."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Delete an existing run directory of the same name first."
+    ),
 ) -> None:
     """Behaviour cloning with action chunking (MLP or ACT) from demonstrations."""
     from softrod.learn import BCConfig, evaluate
@@ -362,7 +368,21 @@ def bc_cmd(
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
     )
-    res = train_bc(demos, config, out, progress=progress)
+    if resume and overwrite:
+        raise CliError("--resume and --overwrite exclude each other")
+    if resume:
+        if not (out / "checkpoint.pt").is_file():
+            raise CliError(f"--resume: no checkpoint.pt in {out}")
+    else:
+        _prepare_run_dir(out, overwrite=overwrite, resume=None)
+    res = train_bc(demos, config, out, progress=progress, resume=resume)
+    if res.interrupted:
+        print(
+            f"interrupted after {res.iterations} iterations; continue with the same command "
+            "and --resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130)
     print(f"policy: {res.policy_path}")
     print(f"frames: {res.frames}")
     print(f"wall_time_s: {res.wall_time:.1f}")
