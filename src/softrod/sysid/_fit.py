@@ -544,7 +544,8 @@ def calibrate(
     rng = np.random.default_rng(0) if rng is None else rng
     tip_model = _make_model(model, gravity=gravity, mujoco=mujoco, mode=mujoco_mode, solver=solver)
     # Tips the robot cannot reach mean wrong units, not a robot to fit.
-    reach = float(np.max(np.linalg.norm(data.tip_position - np.asarray(spec.base.position), axis=1)))
+    offsets = data.tip_position - np.asarray(spec.base.position)
+    reach = float(np.max(np.linalg.norm(offsets, axis=1)))
     length = sum(seg.length for seg in spec.segments)
     if reach > MAX_REACH_FACTOR * length:
         raise ValueError(
