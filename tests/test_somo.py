@@ -247,10 +247,10 @@ def test_cli_import_somo(tmp_path):
     robot = softrod.load_robot(out)
     assert robot.total_length == pytest.approx(0.1)
     assert "# Not mapped" in out.read_text()
-    assert main(["import-somo", str(src), "--rule", "magic", "-o", str(out)]) == 2
+    assert main(["import-somo", str(src), "--rule", "magic", "-o", str(out), "--overwrite"]) == 2
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"actuator_definitions": [{"actuator_length": -1}]}))
-    assert main(["import-somo", str(bad), "-o", str(out)]) == 2
+    assert main(["import-somo", str(bad), "-o", str(out), "--overwrite"]) == 2
 
 
 # ---------------------------------------------------------------------------------------------

@@ -335,3 +335,132 @@ def test_grasp_trial_task_runs_in_a_sweep(tmp_path):
     rows = sorted(read_results(out).to_pylist(), key=lambda r: r["inputs.centering"])
     assert [r["grasp"] for r in rows] == ["pinch", "none"]
     assert rows[0]["lifted"] and rows[0]["object_rise"] > 0.8 * 0.075
+
+
+def test_huge_designs_are_refused_at_once_with_their_size(tmp_path, capsys):
+    # A 1e9-point grid once hung `--count` (9.4 GB in 30 s): it is refused before anything is built.
+    huge = {
+        "robot": "tdcr3",
+        "design": {
+            "kind": "grid",
+            "parameters": {
+                "inputs.tensions.0": {"start": 0.0, "stop": 1.0, "num": 1000},
+                "inputs.tensions.1": {"start": 0.0, "stop": 1.0, "num": 1000},
+                "inputs.tensions.2": {"start": 0.0, "stop": 1.0, "num": 1000},
+            },
+        },
+    }
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="1,000,000,000 points"):
+        load_sweep(huge)
+    with pytest.raises(ValueError, match="n must be <="):
+        load_sweep({"design": {"kind": "random", "n": 10**9, "parameters": {"a": {"values": [1]}}}})
+    assert time.perf_counter() - t0 < 5.0
+    import softrod.cli._sysid_cmds  # noqa: F401
+    from softrod.cli import main
+
+    path = tmp_path / "huge.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(huge))
+    assert main(["sweep", str(path), "--count"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "1,000,000,000" in err[0]
+
+
+def test_random_design_extended_runs_only_new_points(tmp_path):
+    def spec(n: int) -> dict:
+        return {
+            "name": "rnd",
+            "task": "static_tip",
+            "robot": "tdcr3",
+            "inputs": {"tensions": [0.0] * 9},
+            "design": {
+                "kind": "random",
+                "n": n,
+                "parameters": {
+                    "inputs.tensions.0": {"low": 0.0, "high": 1.0},
+                    "backbone.youngs_modulus": {"values": [5.0e10, 6.0e10, 7.0e10]},
+                },
+            },
+        }
+
+    small = generate_points(load_sweep(spec(4)))
+    large = generate_points(load_sweep(spec(9)))
+    assert [p.params for p in large[:4]] == [p.params for p in small]
+    if importlib.util.find_spec("pyarrow") is None:
+        return
+    out = tmp_path / "r.parquet"
+    run_sweep(spec(4), out, workers=1, progress=False)
+    more = run_sweep(spec(9), out, resume=True, workers=1, progress=False)
+    assert (more.n_skipped, more.n_run) == (4, 5)
+    index = read_results(out).column("index").to_pylist()
+    assert sorted(index) == list(range(9))
+
+
+@needs_pyarrow
+def test_a_column_that_changes_type_is_kept_and_resumable(tmp_path, capsys):
+    task = _write_task(
+        tmp_path,
+        """
+        def task(point):
+            x = point.inputs["x"]
+            return {"y": "small" if x < 2 else x * 1.5}
+    """,
+    )
+
+    def spec(values: list[int]) -> dict:
+        return {
+            "name": "mixed",
+            "task": f"{task.name}:task",
+            "inputs": {"x": 0},
+            "design": {"kind": "grid", "parameters": {"inputs.x": {"values": values}}},
+        }
+
+    # Text then numbers within one run, and numbers appended to a text column on resume.
+    out = tmp_path / "m.parquet"
+    s1 = run_sweep(spec([0, 1, 2]), out, workers=1, progress=False, spec_dir=tmp_path)
+    assert s1.n_errors == 0
+    s2 = run_sweep(
+        spec([0, 1, 2, 3, 4]), out, resume=True, workers=1, progress=False, spec_dir=tmp_path
+    )
+    assert (s2.n_run, s2.n_errors) == (2, 0)
+    rows = {r["inputs.x"]: r["y"] for r in read_results(out).to_pylist()}
+    assert rows == {0: "small", 1: "small", 2: "3.0", 3: "4.5", 4: "6.0"}
+    # Numbers first, then text appended on resume: the same.
+    out2 = tmp_path / "n.parquet"
+    run_sweep(spec([2, 3]), out2, workers=1, progress=False, spec_dir=tmp_path)
+    run_sweep(spec([2, 3, 0]), out2, resume=True, workers=1, progress=False, spec_dir=tmp_path)
+    rows2 = {r["inputs.x"]: r["y"] for r in read_results(out2).to_pylist()}
+    assert rows2 == {2: "3.0", 3: "4.5", 0: "small"}
+
+
+@needs_pyarrow
+def test_cli_sweep_where_every_point_failed_exits_1(tmp_path, capsys):
+    task = _write_task(
+        tmp_path,
+        """
+        def task(point):
+            raise RuntimeError("always")
+    """,
+    )
+    spec = tmp_path / "fail.yaml"
+    import yaml
+
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "fail",
+                "task": f"{task.name}:task",
+                "inputs": {"x": 0},
+                "design": {"kind": "grid", "parameters": {"inputs.x": {"values": [1, 2]}}},
+            }
+        )
+    )
+    import softrod.cli._sysid_cmds  # noqa: F401
+    from softrod.cli import main
+
+    out = tmp_path / "f.parquet"
+    assert main(["sweep", str(spec), "-o", str(out), "--workers", "1", "--no-progress"]) == 1
+    assert "all 2 points failed" in capsys.readouterr().err
+    assert len(read_results(out)) == 2

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,23 @@ def _env_kwargs(text: str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CliError(f"--env-kwargs must be a JSON object, got {text!r}")
     return value
+
+
+def _prepare_run_dir(run: Path, *, overwrite: bool, resume: Path | None) -> None:
+    """Refuse to train into a run directory that holds files (old checkpoints would mix with
+    the new run's) unless `--overwrite`, which deletes it first; a run continued from its own
+    model (`--resume RUN/model.zip -o RUN`) may write into it."""
+    if run.exists() and not run.is_dir():
+        raise CliError(f"--out must be a directory, got a file: {run}")
+    if not run.is_dir() or not any(run.iterdir()):
+        return
+    inside = resume is not None and run.resolve() in resume.resolve().parents
+    if overwrite:
+        if inside:
+            raise CliError(f"--overwrite would delete the --resume checkpoint {resume}")
+        shutil.rmtree(run)
+    elif not inside:
+        raise CliError(f"run directory {run} exists; pass --overwrite to replace it, or --out")
 
 
 def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
@@ -74,6 +93,9 @@ def train_cmd(
     resume: Path | None = typer.Option(None, help="Continue from a checkpoint .zip."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Delete an existing run directory of the same name first."
+    ),
 ) -> None:
     """Train a policy with SAC (Stable-Baselines3); writes logs, checkpoints and a curve PNG."""
     from softrod.learn import SACConfig, evaluate, load_sb3_policy, train_sac
@@ -102,7 +124,15 @@ def train_cmd(
         log_every=log_every,
     )
     run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-sac-{seed}"
+    _prepare_run_dir(run, overwrite=overwrite, resume=resume)
     result = train_sac(config, run, progress=progress, resume=resume)
+    if result.interrupted:
+        print(
+            f"interrupted after {result.steps} steps; the model so far is {result.model_path} "
+            f"(continue with --resume {result.model_path} -o OTHER_RUN)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130)
     print(f"run: {result.run_dir}")
     print(f"steps: {result.steps}")
     print(f"wall_time_s: {result.wall_time:.1f}")
@@ -305,6 +335,12 @@ def bc_cmd(
     no_dedup: bool = typer.Option(False, help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run in --out from its checkpoint.pt."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Delete an existing run directory of the same name first."
+    ),
 ) -> None:
     """Behaviour cloning with action chunking (MLP or ACT) from demonstrations."""
     from softrod.learn import BCConfig, evaluate
@@ -332,7 +368,21 @@ def bc_cmd(
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
     )
-    res = train_bc(demos, config, out, progress=progress)
+    if resume and overwrite:
+        raise CliError("--resume and --overwrite exclude each other")
+    if resume:
+        if not (out / "checkpoint.pt").is_file():
+            raise CliError(f"--resume: no checkpoint.pt in {out}")
+    else:
+        _prepare_run_dir(out, overwrite=overwrite, resume=None)
+    res = train_bc(demos, config, out, progress=progress, resume=resume)
+    if res.interrupted:
+        print(
+            f"interrupted after {res.iterations} iterations; continue with the same command "
+            "and --resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130)
     print(f"policy: {res.policy_path}")
     print(f"frames: {res.frames}")
     print(f"wall_time_s: {res.wall_time:.1f}")

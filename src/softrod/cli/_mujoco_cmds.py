@@ -13,8 +13,17 @@ from typing import Annotated, Any
 import typer
 
 from softrod.cli._app import CliError, app, bench_app
+from softrod.cli._outputs import atomic_path, prepare_output
 
 __all__: list[str] = []
+
+
+def check_links(links: int | None, option: str = "--links") -> None:
+    """CliError unless `links` is None or a chain size MuJoCo builds in reasonable time."""
+    from softrod.mujoco import MAX_LINKS
+
+    if links is not None and not 1 <= links <= MAX_LINKS:
+        raise CliError(f"{option} must be within 1..{MAX_LINKS}, got {links}")
 
 
 def _robot_path(text: str) -> Path:
@@ -28,7 +37,9 @@ def mjcf_cmd(
     robot: Annotated[
         str, typer.Argument(metavar="ROBOT", help="Robot description or shipped name.")
     ],
-    links: Annotated[int, typer.Option("--links", "-n", help="Number of rigid links N.")] = 30,
+    links: Annotated[
+        int, typer.Option("--links", "-n", help="Number of rigid links N (1-300).")
+    ] = 30,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="MJCF file to write (default: stdout).")
     ] = None,
@@ -43,10 +54,17 @@ def mjcf_cmd(
     damping_ratio: Annotated[
         float, typer.Option("--damping-ratio", help="First-mode damping ratio.")
     ] = 0.005,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output file.")
+    ] = False,
 ) -> None:
     """Write a standalone MJCF of ROBOT as a continuum-informed rigid-link chain."""
     from softrod.description import load_robot
     from softrod.mujoco import build_spec
+
+    check_links(links)
+    if output is not None:
+        prepare_output(output, overwrite=overwrite)
 
     spec_robot = load_robot(_robot_path(robot))
     for name, value, allowed in (
@@ -69,10 +87,8 @@ def mjcf_cmd(
     if output is None:
         sys.stdout.write(xml)
         return
-    if output.is_dir():
-        raise CliError(f"--output must be a file, got a directory: {output}")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(xml)
+    with atomic_path(output) as tmp:
+        tmp.write_text(xml)
     typer.echo(f"wrote {output}: {spec_robot.name}, {links} links, {spec_robot.n_tendons} tendons")
 
 
@@ -98,8 +114,11 @@ def render_cmd(
         int | None, typer.Option("--links", "-n", help="Links for a robot given alone.")
     ] = None,
     settle: Annotated[
-        float, typer.Option("--settle", help="Seconds simulated before a still image.")
+        float, typer.Option("--settle", help="Seconds simulated before a still image [s].")
     ] = 1.0,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output file.")
+    ] = False,
 ) -> None:
     """Render SCENE headless (MUJOCO_GL=egl) to a PNG image or an MP4 video."""
     os.environ.setdefault("MUJOCO_GL", "egl")
@@ -116,8 +135,9 @@ def render_cmd(
         raise CliError(f"--width/--height must be in [16, 4096], got {width} x {height}")
     if duration <= 0 or fps <= 0:
         raise CliError(f"--duration and --fps must be > 0, got {duration} and {fps}")
+    check_links(links)
+    prepare_output(output, overwrite=overwrite)
     sc = _load_scene(scene, links)
-    output.parent.mkdir(parents=True, exist_ok=True)
     cam = camera if camera is not None else sc.default_camera
     with Progress(
         TextColumn("rendering"),
@@ -127,35 +147,37 @@ def render_cmd(
         console=Console(stderr=True),
         transient=True,
     ) as progress:
+        # Frames go to a temporary file moved over the output only when complete.
         try:
-            if suffix == ".png":
-                task = progress.add_task("render", total=1)
-                render_image(
-                    sc.model,
-                    sc.data,
-                    output,
-                    camera=cam,
-                    width=width,
-                    height=height,
-                    settle=settle,
-                    before_step=sc.apply_keyframes,
-                )
-                progress.advance(task)
-            else:
-                n_frames = max(1, int(round(duration * fps)))
-                task = progress.add_task("render", total=n_frames)
-                render_video(
-                    sc.model,
-                    sc.data,
-                    output,
-                    duration=duration,
-                    fps=fps,
-                    camera=cam,
-                    width=width,
-                    height=height,
-                    before_step=sc.apply_keyframes,
-                    on_frame=lambda: progress.advance(task),
-                )
+            with atomic_path(output) as part:
+                if suffix == ".png":
+                    task = progress.add_task("render", total=1)
+                    render_image(
+                        sc.model,
+                        sc.data,
+                        part,
+                        camera=cam,
+                        width=width,
+                        height=height,
+                        settle=settle,
+                        before_step=sc.apply_keyframes,
+                    )
+                    progress.advance(task)
+                else:
+                    n_frames = max(1, int(round(duration * fps)))
+                    task = progress.add_task("render", total=n_frames)
+                    render_video(
+                        sc.model,
+                        sc.data,
+                        part,
+                        duration=duration,
+                        fps=fps,
+                        camera=cam,
+                        width=width,
+                        height=height,
+                        before_step=sc.apply_keyframes,
+                        on_frame=lambda: progress.advance(task),
+                    )
         except mujoco.FatalError as exc:
             raise CliError(
                 f"rendering failed ({exc}); is MUJOCO_GL=egl or osmesa usable?"
@@ -181,6 +203,7 @@ def view_cmd(
 
     import mujoco.viewer
 
+    check_links(links)
     sc = _load_scene(scene, links)
     # A passive viewer so the scene's keyframes drive the controls, paced to real time.
     with mujoco.viewer.launch_passive(sc.model, sc.data) as viewer:

@@ -20,6 +20,7 @@ import numpy as np
 import typer
 
 from softrod.cli._app import CliError, app
+from softrod.cli._outputs import prepare_output
 from softrod.cli._resolve import find_robot, parse_point_load, parse_vector, shipped_robots
 from softrod.description import RobotSpec, load_robot, robot_json_schema
 from softrod.rods import METHODS, RodModel, StaticResult, compile_model, solve_static
@@ -572,6 +573,11 @@ def _print_info(data: dict[str, Any], path: Path) -> None:
 # plot
 
 
+#: Largest --dpi: Matplotlib's raster backend stops at 2^16 pixels a side, and the default
+#: 6.4 x 4.8 inch figure reaches it near 10 000 dpi; 2400 is beyond any print resolution.
+MAX_DPI = 2400
+
+
 def _check_image_path(path: Path) -> None:
     """Reject an output path whose suffix Matplotlib cannot write, before any work is done."""
     from matplotlib.backend_bases import FigureCanvasBase
@@ -613,7 +619,12 @@ def plot_cmd(
     compare_pcc: Annotated[
         bool, typer.Option("--compare-pcc", help="Overlay the constant-curvature prediction.")
     ] = False,
-    dpi: Annotated[int, typer.Option("--dpi", help="Resolution of raster images.")] = 200,
+    dpi: Annotated[
+        int, typer.Option("--dpi", help=f"Resolution of raster images [dots/inch], 10-{MAX_DPI}.")
+    ] = 200,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output file.")
+    ] = False,
 ) -> None:
     """3-D equilibrium shape with disks and tendons (mm, equal axis scaling)."""
     req = _solve_request(
@@ -632,9 +643,10 @@ def plot_cmd(
     )
     if compare_pcc and method == "pcc":
         raise CliError("--compare-pcc compares against --method pcc; use another --method")
-    if dpi < 10:
-        raise CliError(f"--dpi must be >= 10, got {dpi}")
+    if not 10 <= dpi <= MAX_DPI:
+        raise CliError(f"--dpi must be within 10..{MAX_DPI}, got {dpi}")
     _check_image_path(output)
+    prepare_output(output, overwrite=overwrite)
     result, _ = req.solve()
     reference = req.solve("pcc")[0] if compare_pcc else None
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from softrod.cli._app import CliError, app, bench_app
+from softrod.cli._outputs import prepare_output
 from softrod.cli._resolve import find_robot, parse_vector
 
 __all__ = ["parse_bounds"]
@@ -28,6 +29,11 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_json_safe(v) for v in value]
     return value
+
+
+#: [m] An imported SoMo robot longer than this at --world-scale 1 is most likely in SoMo's scaled
+#: units (its example fingers are ~0.1 m real, 2 m at world scale 20): warn.
+SOMO_SCALE_WARN_LENGTH = 1.0
 
 
 def parse_bounds(text: str | None) -> dict[str, tuple[float, float]]:
@@ -116,6 +122,9 @@ def calibrate_cmd(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace existing output files.")
+    ] = False,
 ) -> None:
     """Fit description fields to measured tip positions (least squares or Bayesian)."""
     import numpy as np
@@ -142,6 +151,13 @@ def calibrate_cmd(
     except ValueError as exc:
         raise CliError(f"--data: {exc}") from None
     g = parse_vector("--gravity", gravity, 3, "gx,gy,gz") if gravity else None
+    # Outputs are checked before the fit, so a long fit never ends in an error that loses it.
+    out_path = prepare_output(
+        Path(output) if output else Path(f"{spec.name}_calibrated.yaml"), overwrite=overwrite
+    )
+    record_path = prepare_output(
+        out_path.with_name(out_path.stem + ".calibration.json"), overwrite=overwrite
+    )
     mj: dict[str, Any] = {}
     if links is not None:
         mj["links"] = links
@@ -161,9 +177,7 @@ def calibrate_cmd(
         refine=not no_refine,
         rng=np.random.default_rng(seed),
     )
-    out_path = Path(output) if output else Path(f"{spec.name}_calibrated.yaml")
     res.robot.to_yaml(out_path)
-    record_path = out_path.with_name(out_path.stem + ".calibration.json")
     summary = res.to_dict()
     fitted = summary.pop("fitted")
     payload = {
@@ -235,6 +249,9 @@ def import_somo_cmd(
         typer.Option("--output", "-o", metavar="FILE.yaml", help="Description to write."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output file.")
+    ] = False,
 ) -> None:
     """Convert a SoMo manipulator definition into a softrod description (notes what is unmapped)."""
     from softrod.somo import import_somo
@@ -244,8 +261,23 @@ def import_somo_cmd(
     src = Path(manipulator)
     if not src.is_file():
         raise CliError(f"MANIPULATOR: file not found: {manipulator}")
+    if output is not None:
+        prepare_output(output, overwrite=overwrite)
     res = import_somo(src, world_scale=world_scale, rule=rule, name=name)
-    out_path = Path(output) if output else Path(f"{res.robot.name}.yaml")
+    # The default file name comes from the definition's name: keep it a plain name in this
+    # folder (a name such as "../x" must not write elsewhere).
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in res.robot.name).strip(".")
+    out_path = prepare_output(
+        Path(output) if output else Path(f"{stem or 'somo_manipulator'}.yaml"), overwrite=overwrite
+    )
+    length = sum(seg.length for seg in res.robot.segments)
+    if world_scale == 1.0 and length > SOMO_SCALE_WARN_LENGTH:
+        print(
+            f"warning: the imported robot is {length:.3g} m long at --world-scale 1; SoMo files "
+            "are usually written in scaled units (its examples use a world scale of 20): "
+            "pass the file's --world-scale",
+            file=sys.stderr,
+        )
     header = (
         f"# Imported from the SoMo definition {src.name} (softrod import-somo, rule {rule}, "
         f"world scale {world_scale:g}).\n# Not mapped or approximated:\n"
@@ -338,6 +370,13 @@ def sweep_cmd(
             f"interrupted: resume with  softrod sweep {spec} -o {output} --resume", file=sys.stderr
         )
         raise typer.Exit(130)
+    # A sweep whose every point failed is a failed command (the rows say why, per point).
+    if summary.n_run > 0 and summary.n_errors == summary.n_run:
+        print(
+            f"error: all {summary.n_run} points failed; see the 'error' column of {output}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from softrod._jobs import stop_requested
 from softrod.learn._config import BCConfig, save_config
 from softrod.learn._demos import DemoSet, duplicate_mask
 
@@ -165,7 +167,8 @@ def _noise_std(env_id: str, env_kwargs: dict[str, Any], obs_dim: int, cfg: BCCon
 
 @dataclass(frozen=True)
 class BCResult:
-    """A finished BC run: the policy file, iterations, wall time [s], final loss."""
+    """A BC run: the policy file, iterations done, wall time [s], final loss; `interrupted`
+    when stopped early (the state is in `run_dir/checkpoint.pt`, no policy file yet)."""
 
     run_dir: Path
     policy_path: Path
@@ -173,6 +176,23 @@ class BCResult:
     wall_time: float
     final_loss: float
     frames: int
+    interrupted: bool = False
+
+
+#: Iterations between training checkpoints (a few seconds of training; a checkpoint of the
+#: default networks is ~10 MB and takes ~20 ms to write).
+CHECKPOINT_EVERY = 500
+#: The resumable state of a BC run, beside its outputs.
+CHECKPOINT_FILE = "checkpoint.pt"
+
+
+def _save_atomic(obj: Any, path: Path) -> None:
+    """torch.save to a temporary file, then rename over `path` (never a partial file)."""
+    import torch
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
 
 
 class BCPolicy:
@@ -239,9 +259,18 @@ def train_bc(
     run_dir: str | Path,
     *,
     progress: bool = True,
+    resume: bool = False,
+    checkpoint_every: int = CHECKPOINT_EVERY,
 ) -> BCResult:
     """Train a BC policy on the successful demonstrations; write `run_dir` (policy.pt,
-    config.yaml, losses.csv, summary.json) and return a summary."""
+    config.yaml, losses.csv, summary.json) and return a summary.
+
+    Every `checkpoint_every` iterations (and on Ctrl-C/SIGTERM) the whole training state
+    (weights, optimiser, both random generators, losses) is written atomically to
+    `run_dir/checkpoint.pt`; with `resume` a run continues from it and ends with the same
+    weights as an uninterrupted run (CPU, one thread). An interrupted run returns
+    `interrupted=True` without a policy.pt.
+    """
     import torch
 
     from softrod.learn._sac import set_torch_threads
@@ -287,41 +316,91 @@ def train_bc(
         bar.start()
         task = bar.add_task("bc", total=config.iterations, loss=float("nan"))
     losses: list[tuple[int, float, float]] = []
+    start = 1
+    ckpt_path = run / CHECKPOINT_FILE
+    if resume and ckpt_path.is_file():
+        # Continue exactly where the checkpoint stopped: weights, optimiser and both RNGs.
+        try:
+            ckpt = torch.load(ckpt_path, weights_only=False)
+        except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint is refused alike
+            raise ValueError(f"cannot read the checkpoint {ckpt_path}: {exc}") from None
+        if ckpt.get("config") != config.model_dump(mode="json"):
+            raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
+        net.load_state_dict(ckpt["state_dict"])
+        opt.load_state_dict(ckpt["optimizer"])
+        rng.bit_generator.state = ckpt["numpy_rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        losses = [tuple(row) for row in ckpt["losses"]]  # type: ignore[misc]
+        start = int(ckpt["iteration"]) + 1
+
+    def checkpoint(it: int) -> None:
+        _save_atomic(
+            {
+                "iteration": it,
+                "state_dict": net.state_dict(),
+                "optimizer": opt.state_dict(),
+                "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(),
+                "losses": losses,
+                "config": config.model_dump(mode="json"),
+            },
+            ckpt_path,
+        )
+
     t0 = time.perf_counter()
     net.train()
     n = len(obs)
     loss_val = float("nan")
+    it = start - 1
+    interrupted = False
+    if bar is not None:
+        bar.update(task, completed=it)
     try:
-        for it in range(1, config.iterations + 1):
-            idx = rng.integers(0, n, size=min(config.batch_size, n))
-            o = obs[idx] + rng.normal(size=(len(idx), obs_dim)) * noise
-            o_t = torch.as_tensor((o - stats["obs_mean"]) / stats["obs_std"], dtype=torch.float32)
-            target, mask = a_norm[idx], pad_t[idx]
-            pred, mu, logvar = net(o_t, target if config.policy == "act" else None, mask)
-            # "hold": steps past the episode's end count, with the last action as their target
-            # (the demonstrations stop at success, e.g. the instant the tip crosses the plate;
-            # masking them leaves the chunk's tail untrained and the ensembled policy stalls).
-            valid = (~mask if config.pad == "mask" else torch.ones_like(mask)).float()[..., None]
-            l1 = (torch.abs(pred - target) * valid).sum() / (valid.sum() * act_dim)
-            kl = torch.zeros(())
-            if mu is not None:
-                kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(-1)).mean()
-            loss = l1 + config.kl_weight * kl
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            loss_val = float(loss.detach())
-            if it % 50 == 0 or it == config.iterations:
-                losses.append((it, float(l1.detach()), float(kl.detach())))
-                if bar is not None:
-                    bar.update(task, completed=it, loss=loss_val)
+        with stop_requested() as stop:
+            for it in range(start, config.iterations + 1):
+                idx = rng.integers(0, n, size=min(config.batch_size, n))
+                o = obs[idx] + rng.normal(size=(len(idx), obs_dim)) * noise
+                o_t = torch.as_tensor(
+                    (o - stats["obs_mean"]) / stats["obs_std"], dtype=torch.float32
+                )
+                target, mask = a_norm[idx], pad_t[idx]
+                pred, mu, logvar = net(o_t, target if config.policy == "act" else None, mask)
+                # "hold": steps past the episode's end count, with the last action as their target
+                # (the demonstrations stop at success, e.g. the instant the tip crosses the plate;
+                # masking them leaves the chunk's tail untrained and the ensembled policy stalls).
+                valid = (~mask if config.pad == "mask" else torch.ones_like(mask)).float()[
+                    ..., None
+                ]
+                l1 = (torch.abs(pred - target) * valid).sum() / (valid.sum() * act_dim)
+                kl = torch.zeros(())
+                if mu is not None:
+                    kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(-1)).mean()
+                loss = l1 + config.kl_weight * kl
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                loss_val = float(loss.detach())
+                if it % 50 == 0 or it == config.iterations:
+                    losses.append((it, float(l1.detach()), float(kl.detach())))
+                    if bar is not None:
+                        bar.update(task, completed=it, loss=loss_val)
+                # A stop request (Ctrl-C, SIGTERM) is honoured between iterations, so the
+                # checkpoint holds one consistent state.
+                if stop.requested:
+                    interrupted = True
+                    checkpoint(it)
+                    break
+                if it % checkpoint_every == 0 and it < config.iterations:
+                    checkpoint(it)
     finally:
         if bar is not None:
             bar.stop()
     wall = time.perf_counter() - t0
-    net.eval()
     path = run / "policy.pt"
-    torch.save(
+    if interrupted:
+        return BCResult(run, path, it, wall, loss_val, int(n), interrupted=True)
+    net.eval()
+    _save_atomic(
         {
             "kind": _KIND,
             "state_dict": net.state_dict(),
@@ -335,6 +414,7 @@ def train_bc(
         },
         path,
     )
+    ckpt_path.unlink(missing_ok=True)
     with (run / "losses.csv").open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["iteration", "l1", "kl"])
@@ -349,6 +429,7 @@ def train_bc(
                 "frames": int(n),
                 "episodes": data.n_episodes,
                 "final_loss": loss_val,
+                "resumed_from_iteration": start - 1,
             },
             indent=2,
         )

@@ -27,6 +27,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from softrod._jobs import sigterm_as_interrupt
 from softrod.learn._config import SACConfig, save_config
 
 __all__ = ["TrainResult", "train_sac", "make_env_fn", "set_torch_threads"]
@@ -38,7 +39,8 @@ class TrainResult:
 
     run_dir : the run directory (see the module table); model_path : final policy (.zip).
     steps : environment steps taken by this run (a resumed run counts only its own);
-    wall_time : seconds; episodes : finished episodes.
+    wall_time : seconds; episodes : finished episodes; interrupted : stopped by Ctrl-C/SIGTERM
+    before `steps` (the model reached so far is saved all the same).
     """
 
     run_dir: Path
@@ -46,6 +48,7 @@ class TrainResult:
     steps: int
     wall_time: float
     episodes: int
+    interrupted: bool = False
 
     @property
     def steps_per_second(self) -> float:
@@ -279,13 +282,19 @@ def train_sac(
         start_steps = int(model.num_timesteps)
         logger, callbacks = _callback(config, run, progress)
         t0 = time.perf_counter()
+        interrupted = False
         # SB3's own episode-count logging is replaced by the run logger's step-based rows.
-        model.learn(
-            total_timesteps=config.steps,
-            callback=callbacks,
-            log_interval=10**9,
-            reset_num_timesteps=resume is None,
-        )
+        # Ctrl-C (or SIGTERM) ends training early but still saves the model reached so far.
+        try:
+            with sigterm_as_interrupt():
+                model.learn(
+                    total_timesteps=config.steps,
+                    callback=callbacks,
+                    log_interval=10**9,
+                    reset_num_timesteps=resume is None,
+                )
+        except KeyboardInterrupt:
+            interrupted = True
         wall = time.perf_counter() - t0
         model_path = run / "model.zip"
         model.save(str(model_path))
@@ -294,7 +303,7 @@ def train_sac(
     finally:
         env.close()
     new_steps = int(model.num_timesteps) - start_steps
-    result = TrainResult(run, model_path, new_steps, wall, len(logger.rows))
+    result = TrainResult(run, model_path, new_steps, wall, len(logger.rows), interrupted)
     (run / "summary.json").write_text(
         json.dumps(
             {
@@ -303,6 +312,7 @@ def train_sac(
                 "wall_time_s": round(wall, 2),
                 "steps_per_second": round(result.steps_per_second, 2),
                 "episodes": result.episodes,
+                "interrupted": interrupted,
             },
             indent=2,
         )

@@ -45,7 +45,7 @@ from softrod.mujoco._equilibrium import (
 )
 from softrod.mujoco._kinematic_body import KinematicRod
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links
-from softrod.mujoco._options import MujocoOptions
+from softrod.mujoco._options import MAX_LINKS, MujocoOptions
 from softrod.mujoco._render import Renderer, render_image, render_video
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "EquilibriumResult",
     "KinematicRod",
     "MujocoOptions",
+    "MAX_LINKS",
     "PointLoad",
     "Renderer",
     "add_robot",

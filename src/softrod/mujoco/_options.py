@@ -17,9 +17,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["MujocoOptions", "INTEGRATORS"]
+__all__ = ["MujocoOptions", "INTEGRATORS", "MAX_LINKS"]
 
 INTEGRATORS = ("discrete", "implicitfast", "implicit", "euler", "rk4")
+
+#: Most links a chain may have. Building grows faster than linearly in N (measured here with
+#: `softrod mjcf tdcr3`: 300 links 10 s / 0.2 GB, 1000 links over 120 s; 3000 used 3.6 GB);
+#: the O(1/N^2) chain error is far below 1e-4 of the length from N = 50 on, so 300 is ample.
+MAX_LINKS = 300
 
 
 class MujocoOptions(BaseModel):
@@ -95,8 +100,8 @@ class MujocoOptions(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> MujocoOptions:
-        if self.links < 1:
-            raise ValueError(f"links must be >= 1, got {self.links}")
+        if not 1 <= self.links <= MAX_LINKS:
+            raise ValueError(f"links must be within 1..{MAX_LINKS}, got {self.links}")
         if self.damping_ratio < 0:
             raise ValueError(f"damping_ratio must be >= 0, got {self.damping_ratio}")
         if self.damping_time is not None and self.damping_time < 0:

@@ -12,8 +12,6 @@ import hashlib
 import json
 import math
 import multiprocessing as mp
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -23,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from softrod._jobs import sigterm_as_interrupt
 from softrod.description import load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
 from softrod.sweep._store import ResultStore
@@ -235,23 +234,6 @@ def _progress(enabled: bool, total: int, done: int, name: str) -> Iterator[Calla
         yield update
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt in the main thread, so finished rows get flushed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
 # ---------------------------------------------------------------------------------------------
 # Driver
 
@@ -335,7 +317,7 @@ def run_sweep(
             output, len(points), n_skipped, 0, 0, 0.0, 0.0, backend, n_workers or 0, False
         )
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             runner = (
                 _ProcessBackend(n_workers or 1)
                 if backend == "process"

@@ -12,7 +12,7 @@ design:
   parameters:
     backbone.youngs_modulus: {values: [40.0e9, 60.0e9, 80.0e9]}
     inputs.tensions.0: {start: 0.0, stop: 2.0, num: 9}
-seed: 0                      # random designs draw from np.random.default_rng(seed)
+seed: 0                      # random designs: one stream per parameter from (seed, position)
 ```
 
 A parameter is a dotted path into the robot description (`backbone.youngs_modulus`,
@@ -59,9 +59,15 @@ __all__ = [
     "generate_points",
     "count_points",
     "point_id",
+    "MAX_SWEEP_POINTS",
 ]
 
 _CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+#: Largest design a sweep accepts. The points are held in memory (~1 kB each) and the Parquet
+#: output is rewritten at each flush, so a million points is the most one run handles well; a
+#: larger study is split into several sweep files (each resumable on its own).
+MAX_SWEEP_POINTS = 1_000_000
 
 
 class _Model(BaseModel):
@@ -115,6 +121,13 @@ class Span(_Model):
                     f"stop must be >= start with a step, got {self.start}..{self.stop}"
                 )
         return self
+
+    def size(self) -> int:
+        """Number of values `grid()` returns, computed without building them."""
+        if self.num is not None:
+            return self.num
+        assert self.step is not None
+        return int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
 
     def grid(self) -> list[Any]:
         vals: np.ndarray
@@ -202,6 +215,16 @@ class GridDesign(_Model):
     def _check(self) -> GridDesign:
         if not self.parameters:
             raise ValueError("a grid needs at least one parameter")
+        # Refuse a design too large to run before anything is built (1e9 points once hung here).
+        upper = math.prod(
+            len(ax.values) if isinstance(ax, Values) else ax.size()
+            for ax in self.parameters.values()
+        )
+        if upper > MAX_SWEEP_POINTS:
+            raise ValueError(
+                f"the grid has {upper:,} points, more than one sweep takes "
+                f"({MAX_SWEEP_POINTS:,}); split it into several sweep files"
+            )
         return self
 
 
@@ -216,6 +239,11 @@ class RandomDesign(_Model):
     def _check(self) -> RandomDesign:
         if self.n < 1:
             raise ValueError(f"n must be >= 1, got {self.n}")
+        if self.n > MAX_SWEEP_POINTS:
+            raise ValueError(
+                f"n must be <= {MAX_SWEEP_POINTS:,} (split larger studies into several sweep "
+                f"files), got {self.n:,}"
+            )
         if not self.parameters:
             raise ValueError("a random design needs at least one parameter")
         return self
@@ -337,9 +365,11 @@ def generate_points(spec: SweepSpec) -> list[PointSpec]:
         combos = itertools.product(*axes)
         rows = [dict(zip(names, (_plain(v) for v in combo), strict=True)) for combo in combos]
     else:
-        rng = np.random.default_rng(spec.seed)
+        # One stream per parameter, keyed by (seed, position): the first n draws do not depend on
+        # n, so raising n and resuming runs only the new points.
         columns = []
-        for ax in design.parameters.values():
+        for k, ax in enumerate(design.parameters.values()):
+            rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(k,)))
             if isinstance(ax, Values):
                 picks = rng.integers(0, len(ax.values), design.n)
                 columns.append([_plain(ax.values[i]) for i in picks])
@@ -358,5 +388,9 @@ def generate_points(spec: SweepSpec) -> list[PointSpec]:
 
 
 def count_points(spec_path: str | Path | Mapping[str, Any] | SweepSpec) -> int:
-    """Number of distinct points of a sweep file's design."""
+    """Number of distinct points of a sweep file's design.
+
+    Designs larger than `MAX_SWEEP_POINTS` are refused when the file is read (ValueError), so
+    this never builds more than that many points.
+    """
     return len(generate_points(load_sweep(spec_path)))

@@ -38,6 +38,49 @@ def read_results(path: str | Path) -> Any:
     return pq.read_table(path)
 
 
+def _text(values: list[Any]) -> list[str | None]:
+    """Values as text (strings kept, others as JSON), for a column whose type varies."""
+    return [v if v is None or isinstance(v, str) else json.dumps(v) for v in values]
+
+
+def _table_from_rows(rows: list[dict[str, Any]]) -> Any:
+    """A table of the rows (keys: their union, in order); a column whose values mix types
+    (text in one point, numbers in another) becomes a text column instead of an error."""
+    pa, _ = _pa()
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    columns = {}
+    for key in keys:
+        values = [row.get(key) for row in rows]
+        try:
+            columns[key] = pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            columns[key] = pa.array(_text(values), pa.string())
+    return pa.table(columns)
+
+
+def _concat(old: Any, new: Any) -> Any:
+    """old + new rows; columns whose types cannot be promoted into one become text in both."""
+    pa, _ = _pa()
+    try:
+        return pa.concat_tables([old, new], promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    for name in set(old.column_names) & set(new.column_names):
+        a, b = old.schema.field(name).type, new.schema.field(name).type
+        if a == b or pa.types.is_null(a) or pa.types.is_null(b):
+            continue
+        if (pa.types.is_integer(a) or pa.types.is_floating(a)) and (
+            pa.types.is_integer(b) or pa.types.is_floating(b)
+        ):
+            continue
+        for which in ("old", "new"):
+            t = old if which == "old" else new
+            col = pa.array(_text(t.column(name).to_pylist()), pa.string())
+            t = t.set_column(t.schema.get_field_index(name), name, col)
+            old, new = (t, new) if which == "old" else (old, t)
+    return pa.concat_tables([old, new], promote_options="permissive")
+
+
 class ResultStore:
     """The rows of one sweep output: those already in the file plus those added since.
 
@@ -99,17 +142,15 @@ class ResultStore:
         if not self._pending and self.path.exists():
             return
         pa, pq = _pa()
-        parts = [] if self._table is None else [self._table]
-        if self._pending:
-            # Rows may differ in keys (a failed point has no outputs): use the union, in order.
-            keys = list(dict.fromkeys(k for row in self._pending for k in row))
-            rows = [{k: row.get(k) for k in keys} for row in self._pending]
-            parts.append(pa.Table.from_pylist(rows))
-        if not parts:
+        # Rows may differ in keys (a failed point has no outputs) and a column's type may change
+        # between points (text, then numbers): both are kept, the latter as a text column.
+        new = _table_from_rows(self._pending) if self._pending else None
+        if new is None and self._table is None:
             return
-        table = (
-            parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
-        )
+        if new is None or self._table is None:
+            table = new if new is not None else self._table
+        else:
+            table = _concat(self._table, new)
         meta = {METADATA_KEY: json.dumps(self.record).encode()}
         table = table.replace_schema_metadata(meta)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

@@ -65,6 +65,16 @@ DIFF_STEP = 1e-6
 FTOL = 1e-10
 XTOL = 1e-10
 #: MujocoOptions fields a fit may change (continuous ones).
+#: A fitted parameter whose standard error exceeds this fraction of its value is reported as not
+#: identified (stderr NaN): its 1-sigma interval spans zero to twice the value, so the data do
+#: not determine it (e.g. a tendon offset beside the modulus from tendon data alone, where only
+#: offset / E matters to first order and finite-difference noise keeps J^T J barely invertible).
+UNIDENTIFIED_RELATIVE_STDERR = 1.0
+#: Measured tips farther from the base than this many robot lengths cannot come from the robot
+#: (an inextensible rod reaches at most one length; extension adds percent): most likely the
+#: data are in millimetres. Refused with a message instead of "calibrating" to a wrong robot.
+MAX_REACH_FACTOR = 1.5
+
 MUJOCO_FIELDS = ("damping_ratio", "damping_time", "friction", "timestep")
 #: Fields whose values may be negative or zero (no default positive bounds).
 _SIGNED = {"angle_deg", "position", "quaternion", "precurvature", "extension_range"}
@@ -533,6 +543,15 @@ def calibrate(
         raise ValueError(f"n_trials must be >= 1, got {n_trials}")
     rng = np.random.default_rng(0) if rng is None else rng
     tip_model = _make_model(model, gravity=gravity, mujoco=mujoco, mode=mujoco_mode, solver=solver)
+    # Tips the robot cannot reach mean wrong units, not a robot to fit.
+    offsets = data.tip_position - np.asarray(spec.base.position)
+    reach = float(np.max(np.linalg.norm(offsets, axis=1)))
+    length = sum(seg.length for seg in spec.segments)
+    if reach > MAX_REACH_FACTOR * length:
+        raise ValueError(
+            f"measured tips lie up to {reach:.4g} m from the base of a {length:.4g} m robot; "
+            "tip positions must be in metres (data in mm? divide by 1000)"
+        )
     state = ModelState(spec, float(pretension), dict(mujoco or {}) if model != "static" else {})
     params = fit_parameters(fit, state, tip_model, bounds, initial)
     obj = _Objective(state, params, tip_model, data)
@@ -569,10 +588,16 @@ def calibrate(
         jac = _fd_jacobian(obj, theta, r, lo, hi)
     scale = np.array([p.scale for p in params])
     se = _stderr(np.asarray(jac), r, scale)
+    # Positive quantities (moduli, offsets, ...) whose error bar dwarfs them are not identified.
+    for k, (p, v) in enumerate(zip(params, theta * scale, strict=True)):
+        ref = max(abs(float(v)), abs(p.initial))
+        if p.key not in _SIGNED and ref > 0 and se[k] > UNIDENTIFIED_RELATIVE_STDERR * ref:
+            se[k] = np.nan
     if np.any(np.isnan(se)):
         message += (
             "; standard errors undefined: the parameters are not separately identifiable from "
-            "these data (J^T J singular)"
+            "these data (J^T J singular, or a standard error above "
+            f"{UNIDENTIFIED_RELATIVE_STDERR:.0%} of the value)"
         )
     values = theta * scale
     final = apply_values(state, params, values)
