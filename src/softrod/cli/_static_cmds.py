@@ -21,7 +21,7 @@ import typer
 
 from softrod.cli._app import CliError, app
 from softrod.cli._resolve import find_robot, parse_point_load, parse_vector, shipped_robots
-from softrod.description import RobotSpec, load_robot, robot_json_schema
+from softrod.description import RobotSpec, json_safe, load_robot, robot_json_schema
 from softrod.rods import (
     METHODS,
     RodModel,
@@ -229,23 +229,6 @@ def _solve_request(
     if max_iter is not None:
         options["max_iter"] = max_iter
     return _SolveRequest(path=path, spec=spec, method=method, loads=loads, options=options)
-
-
-def json_safe(value: Any) -> Any:
-    """`value` with numpy scalars/arrays as Python objects and NaN/inf as None (strict JSON)."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, np.generic):
-        return json_safe(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Path):
-        return str(value)
-    return value
 
 
 def _fmt_vec(values: Any, unit: str = "", fmt: str = "{:g}") -> str:

@@ -7,30 +7,23 @@
 See docs/mujoco.md for the discretization, the measured choices and the validation.
 """
 
-import os as _os
-import sys as _sys
+from softrod._gl import choose_gl_backend
 
 # Headless by default: MuJoCo picks its OpenGL backend when it is first imported, so choose EGL
 # here unless the user chose one or a display exists.
-if (
-    "MUJOCO_GL" not in _os.environ
-    and _sys.platform.startswith("linux")
-    and not _os.environ.get("DISPLAY")
-    and not _os.environ.get("WAYLAND_DISPLAY")
-):
-    _os.environ["MUJOCO_GL"] = "egl"
+choose_gl_backend()
 
-from softrod.mujoco._builder import ChainInfo, add_robot, build_spec, chain_info
-from softrod.mujoco._equilibrium import (
+from softrod.mujoco._builder import ChainInfo, add_robot, build_spec, chain_info  # noqa: E402
+from softrod.mujoco._equilibrium import (  # noqa: E402
     EquilibriumResult,
     PointLoad,
     apply_loads,
     settle,
     static_equilibrium,
 )
-from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links
-from softrod.mujoco._options import MujocoOptions
-from softrod.mujoco._render import Renderer, render_image, render_video
+from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links  # noqa: E402
+from softrod.mujoco._options import MujocoOptions  # noqa: E402
+from softrod.mujoco._render import Renderer, render_image, render_video  # noqa: E402
 
 __all__ = [
     "ChainInfo",
