@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import typer
 
+from softrod._gl import choose_gl_backend
 from softrod.cli._app import CliError, app, bench_app
 
 __all__ = ["resolve_env_id"]
@@ -18,7 +18,7 @@ __all__ = ["resolve_env_id"]
 
 def resolve_env_id(name: str) -> str:
     """`Reach-v0` or `softrod/Reach-v0` -> the registered id; CliError names the known ones."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
+    choose_gl_backend(headless=True)
     from softrod.envs import ENV_IDS
 
     full = name if name.startswith("softrod/") else f"softrod/{name}"

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from softrod._gl import choose_gl_backend
 from softrod.cli._app import CliError, app, bench_app
 from softrod.cli._outputs import atomic_path, prepare_output
 
@@ -121,7 +122,7 @@ def render_cmd(
     ] = False,
 ) -> None:
     """Render SCENE headless (MUJOCO_GL=egl) to a PNG image or an MP4 video."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
+    choose_gl_backend(headless=True)
     import mujoco
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn

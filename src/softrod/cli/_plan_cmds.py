@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 
 from softrod.cli._app import CliError, app, bench_app
+from softrod.description import json_safe
 
 __all__ = ["plan_cmd", "bench_planning"]
 
@@ -31,20 +30,6 @@ EnvArg = Annotated[
 
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _json_safe(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_json_safe(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _json_safe(x.tolist())
-    if isinstance(x, np.generic):
-        return _json_safe(x.item())
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def _config(
@@ -133,7 +118,7 @@ def plan_cmd(
         summary["figure"] = str(fig)
         _log(f"report: {md}\nfigure: {fig}")
         if as_json:
-            print(json.dumps(_json_safe(summary)))
+            print(json.dumps(json_safe(summary)))
         else:
             print(md.read_text())
         return
@@ -170,7 +155,7 @@ def plan_cmd(
         "in_goal": exe.in_goal if exe else None,
     }
     if as_json:
-        print(json.dumps(_json_safe(result)))
+        print(json.dumps(json_safe(result)))
         return
     if not plan.success:
         print(f"{env.name} [{model}]: no plan ({plan.message})")
@@ -205,7 +190,7 @@ def bench_planning(
     cfg = _config(seed, time_budget, None, 1, None)
     summary, _ = run_benchmark(cfg, cache_root=cache_dir, log=_log)
     if as_json:
-        print(json.dumps(_json_safe(summary)))
+        print(json.dumps(json_safe(summary)))
         return
     for key in (
         "error_reduction",

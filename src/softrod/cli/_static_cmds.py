@@ -22,8 +22,15 @@ import typer
 from softrod.cli._app import CliError, app
 from softrod.cli._outputs import prepare_output
 from softrod.cli._resolve import find_robot, parse_point_load, parse_vector, shipped_robots
-from softrod.description import RobotSpec, load_robot, robot_json_schema
-from softrod.rods import METHODS, RodModel, StaticResult, compile_model, solve_static
+from softrod.description import RobotSpec, json_safe, load_robot, robot_json_schema
+from softrod.rods import (
+    METHODS,
+    RodModel,
+    StaticResult,
+    compile_model,
+    robot_properties,
+    solve_static,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -225,23 +232,6 @@ def _solve_request(
     return _SolveRequest(path=path, spec=spec, method=method, loads=loads, options=options)
 
 
-def json_safe(value: Any) -> Any:
-    """`value` with numpy scalars/arrays as Python objects and NaN/inf as None (strict JSON)."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, np.generic):
-        return json_safe(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
 def _fmt_vec(values: Any, unit: str = "", fmt: str = "{:g}") -> str:
     text = ", ".join(fmt.format(float(v)) for v in values)
     return f"({text})" + (f" {unit}" if unit else "")
@@ -405,74 +395,9 @@ def _by_segment(spec: RobotSpec, values: np.ndarray, fmt: str) -> str:
 
 
 def robot_info(spec: RobotSpec) -> dict[str, Any]:
-    """Derived quantities of a robot: stiffnesses, masses, lengths, tendon layout, buckling.
-
-    Stiffnesses per segment: EI, GJ [N m^2], EA, GA [N]. The buckling estimate is Euler's
-    fixed-free column, P_cr = pi^2 EI / (4 L^2), with the softest segment's EI and the total
-    length L. `tension_90deg` [N] is the tension of one tendon alone that bends the robot's tip
-    by 90 degrees under constant curvature (sum over the segments it passes of d L_j / EI_j).
-    """
-    model = compile_model(spec)
-    segments = []
-    for j, seg in enumerate(spec.segments):
-        backbone_mass = float(model.rho_A[j] * model.seg_length[j])
-        segments.append(
-            {
-                "index": j,
-                "length": float(model.seg_length[j]),
-                "s_start": float(model.seg_start[j]),
-                "s_end": float(model.seg_start[j] + model.seg_length[j]),
-                "EI": float(model.K_bt[j, 0]),
-                "GJ": float(model.K_bt[j, 2]),
-                "EA": float(model.K_se[j, 2]),
-                "GA": float(model.K_se[j, 0]),
-                "mass_per_length": float(model.rho_A[j]),
-                "backbone_mass": backbone_mass,
-                "disks": seg.disks,
-                "disk_radius": seg.disk_radius,
-                "disk_mass": seg.disk_mass,
-                "disks_mass": seg.disks * seg.disk_mass,
-                "n_tendons": len(seg.tendons),
-            }
-        )
-    tendons = []
-    for i, (j, tendon) in enumerate(spec.tendon_list()):
-        # Tip rotation per newton: d / EI_k over each segment k the tendon passes.
-        compliance = sum(
-            tendon.offset * model.seg_length[k] / model.K_bt[k, 0] for k in range(j + 1)
-        )
-        tendons.append(
-            {
-                "index": i,
-                "segment": j,
-                "offset": tendon.offset,
-                "angle_deg": tendon.angle_deg,
-                "stiffness": tendon.stiffness,
-                "rest_length": float(model.tendon_rest_length[i]),
-                "tension_90deg": float((math.pi / 2) / compliance),
-            }
-        )
-    backbone_mass = float((model.rho_A * model.seg_length).sum())
-    disks_mass = float(model.node_point_mass.sum())
-    EI_min = float(model.K_bt[:, 0].min())
-    length = model.total_length
-    return {
-        "robot": spec.name,
-        "model": spec.model,
-        "n_segments": spec.n_segments,
-        "n_tendons": spec.n_tendons,
-        "total_length": length,
-        "base": {"position": list(spec.base.position), "quaternion": list(spec.base.quaternion)},
-        "segments": segments,
-        "mass": {
-            "backbone": backbone_mass,
-            "disks": disks_mass,
-            "total": backbone_mass + disks_mass,
-        },
-        "tendons": tendons,
-        "buckling_load": math.pi**2 * EI_min / (4.0 * length**2),
-        "buckling_formula": "pi^2 EI / (4 L^2): fixed-free column, softest EI, total length",
-    }
+    """Derived quantities of a robot as a dict (`softrod.rods.robot_properties`): stiffnesses,
+    masses, lengths, tendon layout, buckling load and the 90-degree tendon tensions."""
+    return robot_properties(compile_model(spec)).to_dict()
 
 
 @app.command("info")

@@ -16,19 +16,9 @@ import typer
 from softrod.cli._app import CliError, app, bench_app
 from softrod.cli._outputs import prepare_output
 from softrod.cli._resolve import find_robot, parse_vector
+from softrod.description import json_safe
 
 __all__ = ["parse_bounds"]
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN/inf -> None, recursively (JSON has no NaN)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 #: [m] An imported SoMo robot longer than this at --world-scale 1 is most likely in SoMo's scaled
@@ -189,7 +179,7 @@ def calibrate_cmd(
         "output": str(out_path),
         "record": str(record_path),
     }
-    payload = _json_safe(payload)
+    payload = json_safe(payload)
     record_path.write_text(json.dumps(payload, indent=2))
     if as_json:
         print(json.dumps(payload))

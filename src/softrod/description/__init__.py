@@ -1,5 +1,20 @@
-"""Robot descriptions: validated YAML/JSON/dict specs in SI units."""
+"""Robot descriptions: validated YAML/JSON/dict specs in SI units, and their shared vocabulary.
 
+`Spec` is the base of every typed description in softrod (strict fields, `load`, a YAML round
+trip, one error format); dotted field paths (`set_path`, `with_fields`) edit a description by
+name; `find_robot` is the one robot resolver; `json_safe` makes results strict JSON.
+"""
+
+from softrod.description._base import Spec
+from softrod.description._io import DescriptionError, json_safe
+from softrod.description._paths import (
+    get_field,
+    normalize_path,
+    numeric_fields,
+    resolve_fields,
+    set_path,
+    with_fields,
+)
 from softrod.description._shipped import (
     ROBOT_SUFFIXES,
     find_robot,
@@ -10,7 +25,6 @@ from softrod.description._spec import (
     BackboneOverride,
     BackboneSpec,
     BaseSpec,
-    DescriptionError,
     PneumaticActuatorSpec,
     PneumaticChamberSpec,
     RobotSpec,
@@ -31,9 +45,17 @@ __all__ = [
     "RobotSpec",
     "SegmentSpec",
     "TendonSpec",
+    "Spec",
     "find_robot",
+    "get_field",
+    "json_safe",
     "load_robot",
+    "normalize_path",
+    "numeric_fields",
+    "resolve_fields",
     "robot_json_schema",
+    "set_path",
     "shipped_robot_path",
     "shipped_robots",
+    "with_fields",
 ]

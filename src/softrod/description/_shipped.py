@@ -1,7 +1,8 @@
 """The example robots shipped inside the package (`softrod/data/robots`), found by name or path.
 
-One resolver for every caller (CLI, benchmarks, scenes, environments): a bare name such as
-`tdcr3` (or `tdcr3.yaml`) means a shipped example; anything with a folder part is a path.
+One resolver for every caller (CLI, benchmarks, scenes, sweeps, planning, environments): a bare
+name such as `tdcr3` (or `tdcr3.yaml`) means a shipped example; anything with a folder part is a
+path, optionally relative to the file that names it.
 """
 
 from __future__ import annotations
@@ -44,16 +45,22 @@ def shipped_robot_path(name: str) -> Path | None:
     return shipped_robots().get(stem)
 
 
-def find_robot(name_or_path: str | Path) -> Path:
+def find_robot(name_or_path: str | Path, relative_to: str | Path | None = None) -> Path:
     """Path of a robot description given as a file path or a shipped example's name.
 
-    An existing file wins; otherwise a bare name is looked up among the shipped examples.
-    Raises DescriptionError (a ValueError) naming the value and listing the shipped names.
+    A file relative to `relative_to` (the folder of the scene or sweep file that names the
+    robot) wins, then an existing file as given; otherwise a bare name is looked up among the
+    shipped examples. Raises DescriptionError (a ValueError) naming the value and listing the
+    shipped names.
     """
     text = str(name_or_path).strip()
     if not text:
         raise DescriptionError("robot must be a description file or a shipped robot name, got ''")
     path = Path(text).expanduser()
+    if relative_to is not None and not path.is_absolute():
+        beside = Path(relative_to) / path
+        if beside.is_file():
+            return beside
     if path.is_file():
         return path
     if path.is_dir():

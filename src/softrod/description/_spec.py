@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from softrod.description._io import load_spec
+from softrod.description._base import Spec
+from softrod.description._io import DescriptionError
 
 __all__ = [
     "BackboneSpec",
@@ -30,23 +30,12 @@ __all__ = [
 ]
 
 
-class DescriptionError(ValueError):
-    """A robot description is invalid; the message names the field path, value and expectation."""
-
-
-_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
-
-
-class _Model(BaseModel):
-    model_config = _CONFIG
-
-
 def _check_positive(name: str, value: float | None) -> None:
     if value is not None and not value > 0:
         raise ValueError(f"{name} must be > 0, got {value!r}")
 
 
-class BackboneSpec(_Model):
+class BackboneSpec(Spec):
     """Backbone material and cross-section.
 
     Give exactly one of `poisson_ratio` and `shear_modulus`, and either `radius` (solid circular
@@ -143,7 +132,7 @@ class BackboneSpec(_Model):
         return self.radius if self.radius is not None else math.sqrt(self.A / math.pi)
 
 
-class BackboneOverride(_Model):
+class BackboneOverride(Spec):
     """Per-segment backbone fields; any field given replaces the robot's backbone field."""
 
     youngs_modulus: float | None = None
@@ -157,7 +146,7 @@ class BackboneOverride(_Model):
     precurvature: tuple[float, float, float] | None = None
 
 
-class BaseSpec(_Model):
+class BaseSpec(Spec):
     """Pose of the robot's base frame in the world; the backbone leaves along base +z."""
 
     position: tuple[float, float, float] = Field(default=(0.0, 0.0, 0.0), description="[m]")
@@ -173,7 +162,7 @@ class BaseSpec(_Model):
         return self
 
 
-class TendonSpec(_Model):
+class TendonSpec(Spec):
     """A straight tendon parallel to the backbone at body-frame r = offset (cos a, sin a, 0).
 
     It runs from the base to the distal end of the segment that lists it, where it is anchored.
@@ -199,7 +188,7 @@ _STRAIN_CHECK_POINTS = 201
 _STRAIN_CHECK_SLACK = 1e-9
 
 
-class PneumaticChamberSpec(_Model):
+class PneumaticChamberSpec(Spec):
     """McKibben (contracting) actuators on one side of a planar pneumatic segment."""
 
     side: Literal["left", "right"] = Field(
@@ -217,7 +206,7 @@ class PneumaticChamberSpec(_Model):
         return self
 
 
-class PneumaticActuatorSpec(_Model):
+class PneumaticActuatorSpec(Spec):
     """Antagonistic pneumatic actuation of a planar segment (ALGORITHMS.md D.1).
 
     One side is pressurised at a time; its actuators contract by the strain
@@ -289,7 +278,7 @@ class PneumaticActuatorSpec(_Model):
         return float(sum(c * p**k for k, c in enumerate(self.strain_polynomial)))
 
 
-class SegmentSpec(_Model):
+class SegmentSpec(Spec):
     """One segment of the backbone with its spacer disks and the tendons anchored at its end."""
 
     length: float = Field(description="Arc length of the segment [m].")
@@ -330,8 +319,10 @@ class SegmentSpec(_Model):
         return self
 
 
-class RobotSpec(_Model):
+class RobotSpec(Spec):
     """A continuum robot: one backbone (possibly varied per segment), segments, tendons, base."""
+
+    spec_what: ClassVar[str] = "robot description"
 
     name: str = Field(default="robot", description="Free-form name.")
     model: Literal["kirchhoff", "cosserat"] = Field(
@@ -412,17 +403,6 @@ class RobotSpec(_Model):
         """Tendons in input order as (segment index, spec)."""
         return [(j, t) for j, s in enumerate(self.segments) for t in s.tendons]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A plain dict that `load_robot` reads back to an equal spec."""
-        return self.model_dump(mode="json", exclude_none=True)
-
-    def to_yaml(self, path: str | Path | None = None) -> str:
-        """YAML text of the spec; also written to `path` when given."""
-        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
-
 
 def _clean_msg(msg: str) -> str:
     return msg.removeprefix("Value error, ")
@@ -439,7 +419,7 @@ def load_robot(source: str | Path | dict[str, Any] | RobotSpec) -> RobotSpec:
     ------
     DescriptionError (a ValueError) naming the field path, the value and what was expected.
     """
-    return load_spec(RobotSpec, source, "robot description", DescriptionError)
+    return RobotSpec.load(source)
 
 
 def robot_json_schema() -> dict[str, Any]:

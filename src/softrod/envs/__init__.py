@@ -19,13 +19,11 @@ with `render_mode="rgb_array"` (set `MUJOCO_GL=egl` before importing mujoco when
 
 from __future__ import annotations
 
-import os
-import sys
+from softrod._gl import choose_gl_backend
 
 # Headless Linux: render offscreen with EGL unless the user chose a backend (MuJoCo reads this
 # when it is first imported).
-if sys.platform.startswith("linux") and not os.environ.get("DISPLAY"):
-    os.environ.setdefault("MUJOCO_GL", "egl")
+choose_gl_backend()
 
 from gymnasium.envs.registration import register, registry  # noqa: E402
 

@@ -3,19 +3,32 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
+
+from softrod.description import Spec
 
 __all__ = ["SACConfig", "BCConfig", "save_config", "load_config"]
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+class _Config(Spec):
+    """A run configuration; its YAML names its class (`kind: SACConfig`) for `load_config`."""
 
-    def to_yaml(self, path: str | Path) -> None:
-        save_config(self, path)
+    spec_what: ClassVar[str] = "training configuration"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_kind(cls, data: Any) -> Any:
+        # The class name `to_dict` writes is not a field; another class's name stays an error.
+        if isinstance(data, dict) and data.get("kind") == cls.__name__:
+            return {k: v for k, v in data.items() if k != "kind"}
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field (None included) after `kind`, the class name."""
+        return {"kind": type(self).__name__, **self.model_dump(mode="json")}
 
 
 class SACConfig(_Config):
@@ -169,14 +182,17 @@ class BCConfig(_Config):
 
 def save_config(config: BaseModel, path: str | Path) -> None:
     """Write a configuration as YAML (with its class name, so `load_config` can restore it)."""
+    if isinstance(config, _Config):
+        config.to_yaml(path)
+        return
     data = {"kind": type(config).__name__, **config.model_dump(mode="json")}
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def load_config(path: str | Path) -> SACConfig | BCConfig:
-    """Read a configuration written by `save_config`."""
+    """Read a configuration written by `save_config`; a ValueError names a bad field."""
     data = yaml.safe_load(Path(path).read_text())
     if not isinstance(data, dict) or data.get("kind") not in ("SACConfig", "BCConfig"):
         raise ValueError(f"{path} is not a softrod training configuration")
-    kind = data.pop("kind")
-    return SACConfig.model_validate(data) if kind == "SACConfig" else BCConfig.model_validate(data)
+    # Validated from the file again, so that an error names it (DescriptionError).
+    return SACConfig.load(path) if data["kind"] == "SACConfig" else BCConfig.load(path)

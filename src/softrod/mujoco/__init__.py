@@ -7,20 +7,13 @@
 See docs/mujoco.md for the discretization, the measured choices and the validation.
 """
 
-import os as _os
-import sys as _sys
+from softrod._gl import choose_gl_backend
 
 # Headless by default: MuJoCo picks its OpenGL backend when it is first imported, so choose EGL
 # here unless the user chose one or a display exists.
-if (
-    "MUJOCO_GL" not in _os.environ
-    and _sys.platform.startswith("linux")
-    and not _os.environ.get("DISPLAY")
-    and not _os.environ.get("WAYLAND_DISPLAY")
-):
-    _os.environ["MUJOCO_GL"] = "egl"
+choose_gl_backend()
 
-from softrod.mujoco._builder import (
+from softrod.mujoco._builder import (  # noqa: E402
     ChainInfo,
     add_robot,
     build_spec,
@@ -28,7 +21,7 @@ from softrod.mujoco._builder import (
     configure_spec,
     resolve_options,
 )
-from softrod.mujoco._collision import (
+from softrod.mujoco._collision import (  # noqa: E402
     CONTYPE_OBJECT,
     CONTYPE_RIGID,
     MAX_SOFT_ROBOTS,
@@ -36,17 +29,17 @@ from softrod.mujoco._collision import (
     RIGID_AFFINITY,
     soft_collision_bits,
 )
-from softrod.mujoco._equilibrium import (
+from softrod.mujoco._equilibrium import (  # noqa: E402
     EquilibriumResult,
     PointLoad,
     apply_loads,
     settle,
     static_equilibrium,
 )
-from softrod.mujoco._kinematic_body import KinematicRod
-from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links
-from softrod.mujoco._options import MAX_LINKS, MujocoOptions
-from softrod.mujoco._render import Renderer, render_image, render_video
+from softrod.mujoco._kinematic_body import KinematicRod  # noqa: E402
+from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links  # noqa: E402
+from softrod.mujoco._options import MAX_LINKS, MujocoOptions  # noqa: E402
+from softrod.mujoco._render import Renderer, render_image, render_video  # noqa: E402
 
 __all__ = [
     "CONTYPE_OBJECT",

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from softrod.description import Spec
 
 __all__ = ["MujocoOptions", "INTEGRATORS", "MAX_LINKS"]
 
@@ -27,10 +29,8 @@ INTEGRATORS = ("discrete", "implicitfast", "implicit", "euler", "rk4")
 MAX_LINKS = 300
 
 
-class MujocoOptions(BaseModel):
+class MujocoOptions(Spec):
     """How a described robot becomes a MuJoCo rigid-link chain, and the solver options."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
 
     links: int = Field(
         default=30, description="Number of rigid links N (= 3-DOF elastic joints), >= segments."

@@ -11,11 +11,12 @@ Writes into `out_dir`:
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from softrod._gl import choose_gl_backend
 
 __all__ = ["run_demo", "demo_scene", "tensions_toward"]
 
@@ -161,7 +162,7 @@ def _simulate(scene: Any, duration: float) -> None:
 
 def run_demo(out_dir: Path) -> dict[str, Any]:
     """Write the wrap video, its last frame and the validation plot; return a JSON-able summary."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
+    choose_gl_backend(headless=True)
     import time
 
     from softrod.mujoco._bench import plot_static

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from softrod.description import load_robot
+from softrod.description import find_robot, load_robot
 from softrod.planning._env import EnvironmentSpec, Obstacles, load_environment
 from softrod.planning._forward import ForwardModel, NetworkForward, NoLoadForward
 from softrod.planning._network import (
@@ -118,14 +118,8 @@ class BenchmarkConfig:
 
 
 def _resolve_robot(robot: str) -> PneumaticArm:
-    """A robot given as a file path or the name of a shipped robot."""
-    path = Path(robot)
-    if not path.is_file():
-        shipped = Path(__file__).resolve().parents[1] / "data" / "robots" / f"{path.stem}.yaml"
-        if path.parent != Path(".") or not shipped.is_file():
-            raise ValueError(f"robot must be a description file or a shipped name, got {robot!r}")
-        path = shipped
-    return compile_pneumatic(load_robot(path))
+    """A robot given as a file path or the name of a shipped robot (DescriptionError if neither)."""
+    return compile_pneumatic(load_robot(find_robot(robot)))
 
 
 @dataclass

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numba
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from softrod.description._io import load_spec
+from softrod.description import Spec
 
 __all__ = [
     "BoxObstacle",
@@ -38,13 +38,10 @@ __all__ = [
     "load_environment",
 ]
 
-_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-
-class BoxObstacle(BaseModel):
+class BoxObstacle(Spec):
     """A rectangle."""
 
-    model_config = _CONFIG
     type: Literal["box"] = "box"
     center: tuple[float, float] = Field(description="Centre (x, y) [m].")
     size: tuple[float, float] = Field(description="Side lengths (along its x, along its y) [m].")
@@ -65,10 +62,9 @@ class BoxObstacle(BaseModel):
         return local @ rot.T + np.asarray(self.center)
 
 
-class CircleObstacle(BaseModel):
+class CircleObstacle(Spec):
     """A disc."""
 
-    model_config = _CONFIG
     type: Literal["circle"] = "circle"
     center: tuple[float, float] = Field(description="Centre (x, y) [m].")
     radius: float = Field(description="Radius [m].")
@@ -80,10 +76,9 @@ class CircleObstacle(BaseModel):
         return self
 
 
-class PolygonObstacle(BaseModel):
+class PolygonObstacle(Spec):
     """A simple polygon (vertices in order, not repeated)."""
 
-    model_config = _CONFIG
     type: Literal["polygon"] = "polygon"
     points: list[tuple[float, float]] = Field(min_length=3, description="Vertices (x, y) [m].")
 
@@ -94,10 +89,9 @@ class PolygonObstacle(BaseModel):
 Obstacle = Annotated[BoxObstacle | CircleObstacle | PolygonObstacle, Field(discriminator="type")]
 
 
-class GoalRegion(BaseModel):
+class GoalRegion(Spec):
     """End-effector goal: a disc in position, optionally an orientation window."""
 
-    model_config = _CONFIG
     position: tuple[float, float] = Field(description="Goal centre (x, y) [m].")
     radius: float = Field(default=0.03, description="Accepted distance from the centre [m].")
     orientation: float | None = Field(
@@ -139,10 +133,11 @@ def _wrap(a: np.ndarray) -> np.ndarray:
     return (np.asarray(a) + np.pi) % (2.0 * np.pi) - np.pi
 
 
-class EnvironmentSpec(BaseModel):
+class EnvironmentSpec(Spec):
     """A planning problem: robot, start set-points, goal region, obstacles."""
 
-    model_config = _CONFIG
+    spec_what: ClassVar[str] = "environment"
+
     name: str = Field(description="Short name.")
     description: str = Field(default="", description="Free text.")
     robot: str = Field(
@@ -158,7 +153,7 @@ class EnvironmentSpec(BaseModel):
 
 def load_environment(source: str | Path | dict) -> EnvironmentSpec:
     """Load and validate an environment (YAML path or dict); ValueError naming the field."""
-    env = load_spec(EnvironmentSpec, source, "environment")
+    env = EnvironmentSpec.load(source)
     if not isinstance(source, dict):
         env.source = str(Path(source).resolve())
     return env

@@ -27,11 +27,11 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from softrod.description._io import load_spec
+from softrod.description import DescriptionError, Spec
 
 __all__ = [
     "SceneError",
@@ -49,19 +49,16 @@ __all__ = [
 ]
 
 
-class SceneError(ValueError):
+class SceneError(DescriptionError):
     """A scene description is invalid; the message names the field path and the value."""
 
 
-_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 
-class _Entry(BaseModel):
-    model_config = _CONFIG
-
+class _Entry(Spec):
     name: str = Field(description="Unique name; prefixes every MuJoCo name of the entry.")
 
     @model_validator(mode="after")
@@ -214,19 +211,18 @@ class CameraEntry(_Entry):
         return self
 
 
-class Keyframe(BaseModel):
+class Keyframe(Spec):
     """Controls at `time`: {robot name: ctrl vector} (soft robots: tendons; rigid: joints)."""
-
-    model_config = _CONFIG
 
     time: float = Field(description="[s], >= 0, increasing.")
     controls: dict[str, list[float]] = Field(default_factory=dict)
 
 
-class SceneSpec(BaseModel):
+class SceneSpec(Spec):
     """Everything in one MuJoCo scene."""
 
-    model_config = _CONFIG
+    spec_what: ClassVar[str] = "scene"
+    spec_error: ClassVar[type[ValueError]] = SceneError
 
     name: str = Field(default="scene")
     options: dict[str, Any] = Field(
@@ -291,4 +287,4 @@ class SceneSpec(BaseModel):
 
 def load_scene_spec(source: str | Path | dict[str, Any] | SceneSpec) -> SceneSpec:
     """Validate a scene from a YAML file, a dict or a SceneSpec; SceneError on bad input."""
-    return load_spec(SceneSpec, source, "scene", SceneError)
+    return SceneSpec.load(source)

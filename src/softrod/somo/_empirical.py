@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from softrod.description import Spec
 from softrod.somo._calibration import actuation_torque, chain_joint_positions, joint_stiffness
 
 __all__ = [
@@ -31,18 +32,14 @@ __all__ = [
     "teeple_finger",
 ]
 
-_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
-
 #: Stiffness-proportional joint damping time [s]: 10 ms damps the finger's first mode (~10 Hz
 #: for the SoMo finger) at a few per cent, like a real elastomer, and the discrete integrator
 #: stays stable for any value.
 DEFAULT_DAMPING_TIME = 0.01
 
 
-class EmpiricalActuator(BaseModel):
+class EmpiricalActuator(Spec):
     """One actuator of a SoMo-style rigid-link manipulator (SI units)."""
-
-    model_config = _CONFIG
 
     length: float = Field(description="Actuator length L [m].")
     n_links: int = Field(default=10, description="Rigid links N of the chain.")
@@ -91,10 +88,8 @@ class EmpiricalActuator(BaseModel):
         )
 
 
-class EmpiricalManipulator(BaseModel):
+class EmpiricalManipulator(Spec):
     """Actuators in series (proximal first), e.g. a finger with an actuated and a passive part."""
-
-    model_config = _CONFIG
 
     name: str = "finger"
     actuators: list[EmpiricalActuator] = Field(min_length=1)

@@ -56,8 +56,9 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from softrod.description import Spec
 from softrod.somo._empirical import (
     SOMO_DISTAL_STIFFNESS_SCALE,
     EmpiricalChain,
@@ -97,10 +98,8 @@ HAND_KP = HAND_MASS * (2 * math.pi * 50.0) ** 2
 HAND_KV = 2.0 * math.sqrt(HAND_KP * HAND_MASS)
 
 
-class GraspTrialConfig(BaseModel):
+class GraspTrialConfig(Spec):
     """Timing and physics of one grasp trial (seconds, SI)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     approach_distance: float = Field(
         default=0.1, description="Hand travel before centring [m] (SoMo: 2 units = 100 mm)."

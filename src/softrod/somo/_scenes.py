@@ -14,13 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from softrod.description._io import load_spec
+from softrod.description import Spec
 from softrod.somo._empirical import EmpiricalChain, EmpiricalManipulator, add_empirical_chain
 
 __all__ = [
@@ -33,8 +32,6 @@ __all__ = [
     "build_assembly",
     "load_assembly",
 ]
-
-_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 #: Rigid-arm servo stiffness [N m/rad] and damping [N m s/rad]: stiff enough that a few
 #: newtons at a 0.5 m reach move the joints by < 0.01 rad.
@@ -56,10 +53,9 @@ def euler_quat(euler_deg: tuple[float, float, float]) -> list[float]:
     return q.tolist()
 
 
-class ObjectSpec(BaseModel):
+class ObjectSpec(Spec):
     """A free rigid object (box, sphere or cylinder) in the world frame."""
 
-    model_config = _CONFIG
     name: str = "object"
     shape: Literal["box", "sphere", "cylinder"] = "box"
     size: list[float] = Field(
@@ -70,19 +66,17 @@ class ObjectSpec(BaseModel):
     friction: float = 1.0
 
 
-class PalmSpec(BaseModel):
+class PalmSpec(Spec):
     """The rigid palm the fingers are mounted on (a box of half sizes `size`)."""
 
-    model_config = _CONFIG
     size: tuple[float, float, float] = (0.04, 0.04, 0.01)
     position: tuple[float, float, float] = (0.0, 0.0, 0.1)
     euler_deg: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
-class FingerMount(BaseModel):
+class FingerMount(Spec):
     """A finger on the palm: an empirical manipulator or a softrod robot file, at a palm pose."""
 
-    model_config = _CONFIG
     name: str
     manipulator: EmpiricalManipulator | None = None
     robot: str | None = Field(default=None, description="softrod description file or dict path.")
@@ -98,10 +92,9 @@ class FingerMount(BaseModel):
         return self
 
 
-class ArmSpec(BaseModel):
+class ArmSpec(Spec):
     """A rigid arm: base yaw, shoulder pitch, elbow pitch, wrist pitch; the palm at its flange."""
 
-    model_config = _CONFIG
     base: tuple[float, float, float] = (0.0, 0.0, 0.0)
     base_height: float = 0.15
     upper_arm: float = 0.3
@@ -111,10 +104,11 @@ class ArmSpec(BaseModel):
     home_deg: tuple[float, float, float, float] = (0.0, 30.0, 90.0, 60.0)
 
 
-class AssemblySpec(BaseModel):
+class AssemblySpec(Spec):
     """Fingers on a palm (optionally on an arm) and objects; see the module docstring."""
 
-    model_config = _CONFIG
+    spec_what: ClassVar[str] = "assembly"
+
     name: str = "assembly"
     palm: PalmSpec = Field(default_factory=PalmSpec)
     arm: ArmSpec | None = None
@@ -123,16 +117,10 @@ class AssemblySpec(BaseModel):
     floor: bool = True
     timestep: float = 0.002
 
-    def to_yaml(self, path: str | Path | None = None) -> str:
-        text = yaml.safe_dump(self.model_dump(mode="json", exclude_none=True), sort_keys=False)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
-
 
 def load_assembly(source: str | Path | dict[str, Any] | AssemblySpec) -> AssemblySpec:
     """Read and validate an assembly (YAML file or dict); errors name the field."""
-    return load_spec(AssemblySpec, source, "assembly")
+    return AssemblySpec.load(source)
 
 
 @dataclass(frozen=True)

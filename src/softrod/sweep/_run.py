@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from softrod._jobs import sigterm_as_interrupt
-from softrod.description import load_robot
+from softrod.description import find_robot, load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
 from softrod.sweep._store import ResultStore
 from softrod.sweep._tasks import RESERVED_COLUMNS, SweepJob, resolve_task, run_chunk
@@ -81,18 +80,9 @@ class SweepSummary:
 
 
 def resolve_robot_path(name: str, spec_dir: Path) -> Path:
-    """A sweep's `robot`: a file relative to the sweep file, an existing path, or a shipped name."""
-    for cand in (spec_dir / name, Path(name).expanduser()):
-        if cand.is_file():
-            return cand
-    shipped = Path(str(resources.files("softrod").joinpath("data", "robots")))
-    stem = Path(name).stem if Path(name).suffix in (".yaml", ".yml", ".json") else name
-    for suffix in (".yaml", ".yml", ".json"):
-        cand = shipped / f"{stem}{suffix}"
-        if Path(name).name == name and cand.is_file():
-            return cand
-    names = ", ".join(sorted(p.stem for p in shipped.glob("*.yaml")))
-    raise ValueError(f"robot: {name!r} is neither a file nor a shipped robot (shipped: {names})")
+    """A sweep's `robot`: a file relative to the sweep file, an existing path, or a shipped name
+    (`softrod.description.find_robot`); DescriptionError (a ValueError) otherwise."""
+    return find_robot(name, relative_to=spec_dir)
 
 
 def _job(spec: SweepSpec, spec_dir: Path) -> SweepJob:

@@ -16,7 +16,7 @@ seed: 0                      # random designs: one stream per parameter from (se
 ```
 
 A parameter is a dotted path into the robot description (`backbone.youngs_modulus`,
-`segments.0.tendons.*.offset`, a bare field name: see `softrod.sysid.with_fields`) or into the
+`segments.0.tendons.*.offset`, a bare field name: see `softrod.description.with_fields`) or into the
 task inputs (`inputs.<name>[.<index>]`). Every point gets a stable `point_id`: a hash of its
 parameter values, independent of the order of the design, so a resumed or extended sweep finds
 the points it already has.
@@ -32,20 +32,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from softrod.description import Spec
 
 __all__ = [
     "Values",
@@ -62,16 +54,10 @@ __all__ = [
     "MAX_SWEEP_POINTS",
 ]
 
-_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
-
 #: Largest design a sweep accepts. The points are held in memory (~1 kB each) and the Parquet
 #: output is rewritten at each flush, so a million points is the most one run handles well; a
 #: larger study is split into several sweep files (each resumable on its own).
 MAX_SWEEP_POINTS = 1_000_000
-
-
-class _Model(BaseModel):
-    model_config = _CONFIG
 
 
 #: Numbers in exponent notation without a sign in the exponent ("60.0e9") are strings to
@@ -87,7 +73,7 @@ def _yaml_number(value: Any) -> Any:
     return value
 
 
-class Values(_Model):
+class Values(Spec):
     """An explicit list of values (grid axis, or a uniform choice in a random design)."""
 
     values: list[Any] = Field(min_length=1, description="The values, in order.")
@@ -98,7 +84,7 @@ class Values(_Model):
         return _yaml_number(value) if isinstance(value, list) else value
 
 
-class Span(_Model):
+class Span(Spec):
     """Evenly spaced numbers from `start` to `stop` (both included): give `num` or `step`."""
 
     start: float = Field(description="First value.")
@@ -144,7 +130,7 @@ class Span(_Model):
         return [float(f"{v:.12g}") for v in vals]
 
 
-class Uniform(_Model):
+class Uniform(Spec):
     """A uniform draw from [low, high] (log-uniform when `log`), for random designs."""
 
     low: float
@@ -205,7 +191,7 @@ RandomAxis = Annotated[
 ]
 
 
-class GridDesign(_Model):
+class GridDesign(Spec):
     """Every combination of the axes (the first axis varies slowest)."""
 
     kind: Literal["grid"] = "grid"
@@ -228,7 +214,7 @@ class GridDesign(_Model):
         return self
 
 
-class RandomDesign(_Model):
+class RandomDesign(Spec):
     """`n` independent draws of every parameter (np.random.default_rng(seed))."""
 
     kind: Literal["random"] = "random"
@@ -249,8 +235,11 @@ class RandomDesign(_Model):
         return self
 
 
-class SweepSpec(_Model):
+class SweepSpec(Spec):
     """A design sweep: a robot (or none), a task, base inputs and a design over dotted paths."""
+
+    spec_what: ClassVar[str] = "sweep file"
+    spec_tags: ClassVar[tuple[str, ...]] = ("grid", "random", "values", "span", "uniform")
 
     name: str = Field(default="sweep", description="Free-form name (recorded in the output).")
     robot: str | None = Field(
@@ -280,48 +269,13 @@ class SweepSpec(_Model):
                 raise ValueError(f"parameter path {path!r}: write inputs.<name>")
         return self
 
-    def to_yaml(self, path: str | Path | None = None) -> str:
-        """YAML text that `load_sweep` reads back to an equal spec; written to `path` if given."""
-        text = yaml.safe_dump(self.model_dump(mode="json", exclude_none=True), sort_keys=False)
-        if path is not None:
-            Path(path).write_text(text)
-        return text
-
-
-def _format_error(err: ValidationError, where: str) -> str:
-    e = err.errors()[0]
-    skip = ("function-", "tagged", "values", "span", "uniform", "grid", "random")
-    loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith(skip) or isinstance(x, int))
-    msg = str(e["msg"]).removeprefix("Value error, ")
-    got = "" if e["type"] == "value_error" else f", got {e.get('input')!r}"
-    more = f" (and {len(err.errors()) - 1} more)" if len(err.errors()) > 1 else ""
-    return f"invalid sweep file ({where}): {loc}: {msg}{got}{more}"
-
 
 def load_sweep(source: str | Path | Mapping[str, Any] | SweepSpec) -> SweepSpec:
     """Read and validate a sweep file (YAML or JSON), a dict or a SweepSpec.
 
-    Raises ValueError naming the field, the value and what was expected.
+    Raises DescriptionError (a ValueError) naming the field, the value and what was expected.
     """
-    if isinstance(source, SweepSpec):
-        return source
-    if isinstance(source, Mapping):
-        data, where = dict(source), "dict"
-    else:
-        path = Path(source)
-        where = str(path)
-        if not path.is_file():
-            raise ValueError(f"sweep file not found: {path}")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ValueError(f"cannot parse {path}: {str(exc).splitlines()[0]}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"invalid sweep file ({path}): expected a mapping at the top level")
-    try:
-        return SweepSpec.model_validate(data)
-    except ValidationError as err:
-        raise ValueError(_format_error(err, where)) from None
+    return SweepSpec.load(source)
 
 
 # ---------------------------------------------------------------------------------------------

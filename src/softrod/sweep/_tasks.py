@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from softrod.description import RobotSpec, load_robot
-from softrod.sysid._paths import set_path, with_fields
+from softrod.description import RobotSpec, load_robot, set_path, with_fields
 
 __all__ = [
     "BUILTIN_TASKS",

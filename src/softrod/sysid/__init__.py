@@ -8,6 +8,15 @@
 See docs/sysid.md.
 """
 
+# Dotted field paths live in softrod.description; re-exported here, where they started.
+from softrod.description import (
+    get_field,
+    normalize_path,
+    numeric_fields,
+    resolve_fields,
+    set_path,
+    with_fields,
+)
 from softrod.sysid._data import Measurements, read_measurements
 from softrod.sysid._fit import (
     CalibrationResult,
@@ -19,14 +28,6 @@ from softrod.sysid._fit import (
     rmse,
 )
 from softrod.sysid._models import ModelState, MujocoTipModel, StaticTipModel, TipModel
-from softrod.sysid._paths import (
-    get_field,
-    normalize_path,
-    numeric_fields,
-    resolve_fields,
-    set_path,
-    with_fields,
-)
 
 __all__ = [
     "CalibrationResult",

@@ -12,7 +12,7 @@ Standard errors come from the Jacobian J of the residuals at the optimum,
 cov = s^2 (J^T J)^-1 with s^2 = SSR / (3 m - p), the usual Gauss-Newton estimate for independent
 equal-variance measurement noise.
 
-Parameter names (see `softrod.sysid._paths`): description paths or bare names
+Parameter names (see `softrod.description.with_fields`): description paths or bare names
 (`youngs_modulus`, `segments.0.tendons.*.offset`), `pretension` (common tendon pretension [N]),
 and `mujoco.<option>` (or a bare MujocoOptions field name such as `damping_ratio`).
 """
@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.optimize import least_squares
 
-from softrod.description import RobotSpec, load_robot
+from softrod.description import RobotSpec, load_robot, resolve_fields, with_fields
 from softrod.sysid._data import Measurements
 from softrod.sysid._models import (
     FAILED_TIP_ERROR,
@@ -37,7 +37,6 @@ from softrod.sysid._models import (
     StaticTipModel,
     TipModel,
 )
-from softrod.sysid._paths import resolve_fields, with_fields
 
 __all__ = [
     "FitParameter",
@@ -326,7 +325,7 @@ def _offset_limit(robot: RobotSpec, k: int) -> float:
 
 
 def _get(robot: RobotSpec, path: str) -> Any:
-    from softrod.sysid._paths import get_field
+    from softrod.description import get_field
 
     return get_field(robot, path)
 

@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from softrod.description import DescriptionError, RobotSpec, load_robot
+from softrod.description._io import DescriptionError
+from softrod.description._spec import RobotSpec, load_robot
 
 __all__ = [
     "get_field",
