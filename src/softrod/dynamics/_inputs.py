@@ -190,7 +190,7 @@ def _damping_value(name: str, value: Any) -> Any:
     arr = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise ValueError(f"{name} must be finite and >= 0")
-    return float(arr) if arr.ndim == 0 else arr
+    return float(arr) if arr.ndim == 0 else arr.copy()
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,7 +232,7 @@ class DynamicLoads:
     def __post_init__(self) -> None:
         # Check what does not depend on the model here, with the value in the message.
         if self.tensions is not None and not callable(self.tensions):
-            arr = np.asarray(self.tensions, dtype=float).reshape(-1)
+            arr = np.array(self.tensions, dtype=float).reshape(-1)
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"tensions must be finite numbers, got {self.tensions!r}")
             _nonneg_tension(arr)
