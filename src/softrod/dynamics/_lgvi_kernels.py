@@ -715,6 +715,7 @@ def _run(state, model, loads, damping, filt, dt, step0, n_steps, every, rec, wor
         j = step0 + k
         kp = k if base_p.shape[0] > 1 else 0
         kp1 = k + 1 if base_p.shape[0] > 1 else 0
+        # Record the state at j when it is a sample.
         sample = j % every == 0
         if sample:
             row = j // every
@@ -723,6 +724,7 @@ def _run(state, model, loads, damping, filt, dt, step0, n_steps, every, rec, wor
                     rec_p[row, a, r] = p[a, r]
                     for c in range(3):
                         rec_O[row, a, r, c] = O[a, r, c]
+        # Forces at j; the Kelvin-Voigt factor follows the configuration every kv_every steps.
         V = _forces(p, O, model, loads, k, work_f, work_tau)
         if kv_beta > 0.0 and (k == 0 or j % kv_every == 0):
             _kv_assemble(p, O, base_R, kp, model, kv_dof_p, kv_dof_r, kv_beta, dt, kv_bw, kv_L,
