@@ -15,6 +15,7 @@ import scipy.optimize
 
 import softrod
 from softrod.dynamics import (
+    DynamicLoads,
     Magnet,
     MagneticField,
     build_lgvi_model,
@@ -24,8 +25,9 @@ from softrod.dynamics import (
     oscillation,
     simulate_dynamic,
 )
+from softrod.dynamics._inputs import _Loads0
 from softrod.dynamics._model import cay
-from softrod.dynamics._simulate import _eval_forces, _Loads0
+from softrod.dynamics._modes import _eval_forces
 
 #: Issue 5: first mode within 1 % of Euler-Bernoulli at the default resolution.
 FREQ_RTOL = 0.01
@@ -289,6 +291,44 @@ def test_continue_from_result():
     k = np.argmin(np.abs(whole.t - b.t[-1]))
     assert abs(whole.t[k] - b.t[-1]) < 1e-9
     assert np.allclose(whole.positions[k], b.positions[-1], atol=1e-12)
+
+
+def test_built_model_and_loads_object_match_the_flat_call():
+    """A model built once plus `DynamicLoads` is the same run as the flat keyword call."""
+    mag = Magnet(s=0.0605, moment=[0.0, 0.005, 0.0], mass=1e-5)
+    fld = MagneticField(uniform=[0.0, 0.0, 5e-3])
+    flat = simulate_dynamic(PDMS_ROD, 0.01, gravity=[0, 0, -9.81], damping=0.01, magnets=[mag],
+                            field=fld, elements=12)  # fmt: skip
+    model = build_lgvi_model(PDMS_ROD, 12, magnets=[mag])
+    loads = DynamicLoads(gravity=[0, 0, -9.81], damping=0.01, field=fld)
+    built = simulate_dynamic(model, 0.01, loads=loads)
+    again = simulate_dynamic(robot=PDMS_ROD, duration=0.01, loads=loads, magnets=[mag],
+                             elements=12)  # fmt: skip
+    assert built.model is model  # not rebuilt
+    for res in (built, again):
+        assert res.dt == flat.dt
+        assert np.array_equal(res.positions, flat.positions)
+        assert np.array_equal(res.energy, flat.energy)
+    with pytest.raises(ValueError, match="elements"):
+        simulate_dynamic(model, 0.01, elements=10)
+    with pytest.raises(ValueError, match="gravity"):
+        simulate_dynamic(model, 0.01, loads=loads, gravity=[0, 0, -1])
+    with pytest.raises(TypeError, match="frobnicate"):
+        simulate_dynamic(model, 0.01, frobnicate=1)
+    with pytest.raises(ValueError, match="strain_damping"):
+        DynamicLoads(strain_damping=-1.0)
+
+
+def test_time_varying_tip_force_with_constant_tip_moment():
+    """Regression (found in the issue-14 split): a tabulated tip force read the constant tip
+    moment at its own row, past the end of the one-row table. Constant and tabulated moments
+    must give the same run, bit for bit."""
+    force = lambda t: [2e-4 * t, 0.0, 0.0]  # noqa: E731
+    const = simulate_dynamic(PDMS_ROD, 0.01, tip_force=force, tip_moment=[0.0, 2e-6, 0.0])
+    table = simulate_dynamic(PDMS_ROD, 0.01, tip_force=force,
+                             tip_moment=lambda t: [0.0, 2e-6, 0.0])  # fmt: skip
+    assert const.success and table.success
+    assert np.array_equal(const.positions, table.positions)
 
 
 def test_bad_inputs_are_rejected():

@@ -4,20 +4,22 @@
 >>> robot = softrod.load_robot("examples/robots/tpu_rod.yaml")  # doctest: +SKIP
 >>> res = softrod.simulate_dynamic(robot, 1.0, gravity=[0, 0, -9.81])  # doctest: +SKIP
 >>> res.tip_position[-1]  # doctest: +SKIP
+
+The same with the model built once and the loads as one object:
+
+>>> from softrod.dynamics import DynamicLoads, build_lgvi_model, simulate_dynamic
+>>> model = build_lgvi_model(robot, elements=20)  # doctest: +SKIP
+>>> res = simulate_dynamic(model, 1.0, loads=DynamicLoads(gravity=[0, 0, -9.81]))  # doctest: +SKIP
 """
 
 from softrod.dynamics._analysis import euler_bernoulli_f1, oscillation
 from softrod.dynamics._filter import DEFAULT_VELOCITY_FLOOR, DampingEstimate, estimate_damping
+from softrod.dynamics._inputs import DynamicLoads
 from softrod.dynamics._loads import MU0, Magnet, MagneticField
 from softrod.dynamics._model import DEFAULT_ELEMENTS, LGVIModel, build_lgvi_model
-from softrod.dynamics._simulate import (
-    DEFAULT_DT_SAFETY,
-    DynamicResult,
-    DynamicState,
-    linear_modes,
-    simulate_dynamic,
-    stable_time_step,
-)
+from softrod.dynamics._modes import DEFAULT_DT_SAFETY, linear_modes, stable_time_step
+from softrod.dynamics._result import DynamicResult, DynamicState
+from softrod.dynamics._simulate import simulate_dynamic
 
 __all__ = [
     "DEFAULT_VELOCITY_FLOOR",
@@ -28,6 +30,7 @@ __all__ = [
     "DEFAULT_DT_SAFETY",
     "DEFAULT_ELEMENTS",
     "MU0",
+    "DynamicLoads",
     "DynamicResult",
     "DynamicState",
     "LGVIModel",

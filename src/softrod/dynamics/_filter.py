@@ -10,14 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from softrod.dynamics._simulate import (
-    _STATUS_MESSAGES,
-    STATUS_OK,
-    _Filter,
-    _integrate,
-    _setup,
-    _start_state,
-)
+from softrod.dynamics._inputs import _start_state
+from softrod.dynamics._integrate import _STATUS_MESSAGES, STATUS_OK, _Filter, _integrate
+from softrod.dynamics._simulate import _setup
 
 __all__ = ["DEFAULT_VELOCITY_FLOOR", "DampingEstimate", "estimate_damping"]
 

@@ -1,6 +1,6 @@
 """Numba kernels of the Lie-group variational integrator (ALGORITHMS.md E.2-E.5).
 
-Private. Every kernel works on flat arrays (SI units), inputs first, outputs named `*_out` (or
+Private. Every kernel works on arrays (SI units), inputs first, outputs named `*_out` (or
 state arrays updated in place, named in the docstring). Node `a` carries a position `p[a]`
 (world, (3,)) and a rotation `O[a]` (body -> world, (3, 3)); the discrete angular velocity of
 the last step is stored as the no-half Cayley parameter `fr[a]` of F = O_prev^T O
@@ -12,8 +12,28 @@ Elastic energy (ALGORITHMS.md E.2 with the shear-evaluation options):
 * bending-torsion springs k between frames i (-1: the base frame) and j with the Cayley strain
   c = cay^-1(O_i^T O_j) and energy 1/2 (c - c0)^T diag(K) (c - c0).
 
-The per-node work stays inside one kernel; helpers are inlined (`inline="always"`) so that no
-array is passed through a call in the inner loops.
+Kernel arguments come in tuples (as `softrod.rods` does; shapes in `LGVIModel`'s docstring):
+
+* model = (elastic, inertia, tendon, magnet), `LGVIModel.kernel_model`:
+  elastic = (elem_len, elem_C1, elem_g0a, elem_g0b, shear_mode, spr_i, spr_j, spr_K, spr_c0),
+  inertia = (node_mass, node_weight, node_Jd, node_J, pos_free, rot_free),
+  tendon = (tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r, tendon_vstart),
+  magnet = (mag_frame, mag_n0, mag_n1, mag_w1, mag_m);
+* loads = (gravity (3,), dist_force (k, 3), tip_force (k, 3), tip_moment (k, 3), tension
+  (k, n_t), field_B (k, 3), field_G (k, 3, 3), base_p (k', 3), base_R (k', 3, 3)): one row
+  (constant) or one row per step (the base: one more);
+* damping = (node_c (n, 3), node_cw (n, 3), kv_beta, kv_dof_p (n,), kv_dof_r (n,), kv_bw,
+  kv_every): viscous and Kelvin-Voigt damping;
+* filt = (filt_nodes (n_f,), meas (k + 1, n_f, 3), filt_R (3, 3), filt_W (n_f, 3, 3),
+  filt_mass (n_f,), filt_paper): the damping filter (n_f = 0 disables it);
+* state = (p, p_prev, O, fr), updated in place; rec = (rec_p, rec_O, rec_E, rec_K) outputs;
+  work = (ke_prev (1,), work_f, work_tau, work_p (n, 3), kv_L (n_q, n_q), kv_u (n_q,),
+  kv_J (2, 3, 3)) scratch carried between calls.
+
+The per-node work stays inside one kernel; the sub-kernels (elastic, applied, tendon, magnetic
+forces; translation, filter, rotation, frame update) are inlined (`inline="always"`) so that no
+array is passed through a call in the inner loops, and each accumulates in the order of the
+single loop it replaced (bitwise the same results).
 """
 
 from __future__ import annotations
@@ -75,76 +95,15 @@ def _world_of(O, a, x, y, z):
     )
 
 
-@numba.njit(cache=True)
-def _forces(
-    p,
-    O,
-    base_R,
-    elem_len,
-    elem_C1,
-    elem_g0a,
-    elem_g0b,
-    shear_mode,
-    spr_i,
-    spr_j,
-    spr_K,
-    spr_c0,
-    node_mass,
-    node_weight,
-    gravity,
-    dist_force,
-    tip_force,
-    tip_moment,
-    tv_pidx,
-    tv_pw,
-    tv_oidx,
-    tv_ow,
-    tendon_r,
-    tendon_vstart,
-    tension,
-    mag_frame,
-    mag_n0,
-    mag_n1,
-    mag_w1,
-    mag_m,
-    field_B,
-    field_G,
-    kb,
-    kd,
-    kt,
-    kn,
-    kf,
-    f_out,
-    tau_out,
-):
-    """Generalised forces of the conservative and applied loads at one configuration.
+@numba.njit(cache=True, inline="always")
+def _elastic_forces(p, O, base_R, kb, elastic, V, f_out, tau_out):
+    """Add the shear-stretch and bending-torsion forces at (p, O) to f_out / tau_out.
 
-    Loads are tables with one row per step (or one row); the rows used are kb (base_R), kd
-    (dist_force), kt (tip_force, tip_moment), kn (tension), kf (field_B, field_G); gravity (3,).
-
-    p : (n, 3) [m]; O : (n, 3, 3); base_R : (k, 3, 3) base frame (frame index -1).
-    elem_* : per element (N,): length [m], C1 = (GA, GA, EA) [N], rest chords g0a / g0b (in
-    the left / right node frame, divided by the length). shear_mode : 0 left, 1 symmetric.
-    spr_* : bending springs (n_spr,): frames i (-1 = base) and j, stiffness K [N m], rest
-    Cayley strain c0. node_mass (n,) [kg]; node_weight (n,) lumped length [m]; gravity (3,)
-    [m/s^2]; dist_force (3,) [N/m]; tip_force (3,) [N] and tip_moment (3,) [N m] (world).
-    Tendons: vertex v at sum_k tv_pw[v,k] p[tv_pidx[v,k]] + sum_k tv_ow[v,k] O[tv_oidx[v,k]] r
-    (oidx -1 = base frame), tendon t owns vertices tendon_vstart[t]:tendon_vstart[t+1]; tension
-    (n_t,) [N]. Magnets: body moment mag_m (n_m, 3) [A m^2] in the frame of node mag_frame,
-    located at (1 - w) p[n0] + w p[n1]; field B(x) = field_B + field_G x [T].
-
-    Writes f_out (n, 3) world forces [N] and tau_out (n, 3) body torques [N m] (overwritten).
-    Returns the potential energy [J] of elastic, gravity, uniform/tip force, tendon (tension
-    times path length) and magnetic (-m.B) loads.
+    elastic : the model's tuple (module docstring); base_R (k, 3, 3) with row kb the base
+    frame. Returns V plus the elastic energy [J].
     """
-    n = p.shape[0]
+    elem_len, elem_C1, elem_g0a, elem_g0b, shear_mode, spr_i, spr_j, spr_K, spr_c0 = elastic
     n_el = elem_len.shape[0]
-    V = 0.0
-    for a in range(n):
-        for k in range(3):
-            f_out[a, k] = 0.0
-            tau_out[a, k] = 0.0
-
     # Shear-stretch of each element.
     for i in range(n_el):
         a = i
@@ -216,7 +175,16 @@ def _forces(
             tau_out[i, 0] += kx + 0.5 * xx + ck * cx
             tau_out[i, 1] += ky + 0.5 * xy + ck * cy
             tau_out[i, 2] += kz + 0.5 * xz + ck * cz
+    return V
 
+
+@numba.njit(cache=True, inline="always")
+def _applied_forces(p, O, inertia, gravity, dist_force, kd, tip_force, kt, tip_moment, km, V,
+                    f_out, tau_out):  # fmt: skip
+    """Add gravity, the uniform distributed load (row kd) and the tip force and moment (row
+    kt, moment row km; world frame) to f_out / tau_out. Returns V plus their potential [J]."""
+    node_mass, node_weight, _, _, _, _ = inertia
+    n = p.shape[0]
     # Gravity and uniform distributed load.
     for a in range(n):
         fx = node_mass[a] * gravity[0] + node_weight[a] * dist_force[kd, 0]
@@ -233,11 +201,22 @@ def _forces(
     f_out[t, 1] += tip_force[kt, 1]
     f_out[t, 2] += tip_force[kt, 2]
     V -= tip_force[kt, 0] * p[t, 0] + tip_force[kt, 1] * p[t, 1] + tip_force[kt, 2] * p[t, 2]
-    mx, my, mz = _body_of(O, t, tip_moment[kt, 0], tip_moment[kt, 1], tip_moment[kt, 2])
+    mx, my, mz = _body_of(O, t, tip_moment[km, 0], tip_moment[km, 1], tip_moment[km, 2])
     tau_out[t, 0] += mx
     tau_out[t, 1] += my
     tau_out[t, 2] += mz
+    return V
 
+
+@numba.njit(cache=True, inline="always")
+def _tendon_forces(p, O, base_R, kb, tendon, tension, kn, V, f_out, tau_out):
+    """Add the tendon forces (tensions row kn [N]) to f_out / tau_out.
+
+    tendon : the model's tuple: vertex v at sum_k tv_pw[v,k] p[tv_pidx[v,k]] + sum_k
+    tv_ow[v,k] O[tv_oidx[v,k]] r (oidx -1 = base frame, row kb of base_R), tendon t owns
+    vertices tendon_vstart[t]:tendon_vstart[t+1]. Returns V plus tension times path length [J].
+    """
+    tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r, tendon_vstart = tendon
     # Tendons: a frictionless cable at constant tension, V = T * path length.
     for it in range(tendon_r.shape[0]):
         T = tension[kn, it]
@@ -304,7 +283,16 @@ def _forces(
             px = xx
             py = xy
             pz = xz
+    return V
 
+
+@numba.njit(cache=True, inline="always")
+def _magnetic_forces(p, O, magnet, field_B, field_G, kf, V, f_out, tau_out):
+    """Add the forces and torques of the magnets in the field B(x) = field_B[kf] + field_G[kf] x
+    [T] to f_out / tau_out. magnet : the model's tuple (body moment mag_m (n_m, 3) [A m^2] in
+    the frame of node mag_frame, at (1 - w) p[n0] + w p[n1]). Returns V - m.B [J].
+    """
+    mag_frame, mag_n0, mag_n1, mag_w1, mag_m = magnet
     # Magnetic dipoles: F = grad(m.B) = G^T m_w, body torque m_b x (O^T B).
     for im in range(mag_m.shape[0]):
         a = mag_frame[im]
@@ -355,6 +343,40 @@ def _forces(
 
 
 @numba.njit(cache=True)
+def _forces(p, O, model, loads, k, f_out, tau_out):
+    """Generalised forces of the conservative and applied loads at one configuration.
+
+    p : (n, 3) [m]; O : (n, 3, 3); model, loads : tuples (module docstring). Each load table
+    is read at row k when it has one row per step, else at row 0 (a constant); base_R gives
+    the frame index -1.
+
+    Writes f_out (n, 3) world forces [N] and tau_out (n, 3) body torques [N m] (overwritten).
+    Returns the potential energy [J] of elastic, gravity, uniform/tip force, tendon (tension
+    times path length) and magnetic (-m.B) loads.
+    """
+    elastic, inertia, tendon, magnet = model
+    gravity, dist_force, tip_force, tip_moment, tension, field_B, field_G, _, base_R = loads
+    # Every table picks its own row: a constant one has a single row.
+    kb = k if base_R.shape[0] > 1 else 0
+    kd = k if dist_force.shape[0] > 1 else 0
+    kt = k if tip_force.shape[0] > 1 else 0
+    km = k if tip_moment.shape[0] > 1 else 0
+    kn = k if tension.shape[0] > 1 else 0
+    kf = k if field_B.shape[0] > 1 else 0
+    n = p.shape[0]
+    for a in range(n):
+        for c in range(3):
+            f_out[a, c] = 0.0
+            tau_out[a, c] = 0.0
+    # Each sub-kernel adds to the forces and to the energy, in this order.
+    V = _elastic_forces(p, O, base_R, kb, elastic, 0.0, f_out, tau_out)
+    V = _applied_forces(p, O, inertia, gravity, dist_force, kd, tip_force, kt, tip_moment, km,
+                        V, f_out, tau_out)  # fmt: skip
+    V = _tendon_forces(p, O, base_R, kb, tendon, tension, kn, V, f_out, tau_out)
+    return _magnetic_forces(p, O, magnet, field_B, field_G, kf, V, f_out, tau_out)
+
+
+@numba.njit(cache=True)
 def _kinetic(p, p_prev, fr, node_mass, node_J, pos_free, rot_free, dt):
     """Kinetic energy [J] of the step from p_prev to p with rotation parameters fr.
 
@@ -394,83 +416,269 @@ def _solve3(a00, a01, a02, a10, a11, a12, a20, a21, a22, b0, b1, b2):
     return x0, x1, x2, det
 
 
+@numba.njit(cache=True, inline="always")
+def _translate(p, p_prev, work_f, node_mass, node_c, pos_free, base_p, kp1, dt, work_p):
+    """Explicit translation p^{j+1} = 2 p^j - p^{j-1} + dt^2 (f - c o v) / m into work_p, v the
+    last step's velocity; prescribed (base) positions from row kp1 of base_p."""
+    n = p.shape[0]
+    inv_dt = 1.0 / dt
+    dt2 = dt * dt
+    # Dissipation and the explicit translation update.
+    for a in range(n):
+        if not pos_free[a]:
+            continue
+        vx = (p[a, 0] - p_prev[a, 0]) * inv_dt
+        vy = (p[a, 1] - p_prev[a, 1]) * inv_dt
+        vz = (p[a, 2] - p_prev[a, 2]) * inv_dt
+        h = dt2 / node_mass[a]
+        work_p[a, 0] = 2.0 * p[a, 0] - p_prev[a, 0] + h * (work_f[a, 0] - node_c[a, 0] * vx)
+        work_p[a, 1] = 2.0 * p[a, 1] - p_prev[a, 1] + h * (work_f[a, 1] - node_c[a, 1] * vy)
+        work_p[a, 2] = 2.0 * p[a, 2] - p_prev[a, 2] + h * (work_f[a, 2] - node_c[a, 2] * vz)
+    # Prescribed base position.
+    for a in range(n):
+        if not pos_free[a]:
+            work_p[a, 0] = base_p[kp1, 0]
+            work_p[a, 1] = base_p[kp1, 1]
+            work_p[a, 2] = base_p[kp1, 2]
+
+
+@numba.njit(cache=True, inline="always")
+def _filter_step(p, p_prev, O, work_f, node_mass, filt, k, dt, rec_K, work_p):
+    """At the filtered nodes, replace the damped update in work_p by the one with the filter's
+    estimate (ALGORITHMS.md E.5) from the measurements at rows k and k + 1; the estimate goes
+    to rec_K[k]. filt : the tuple of the module docstring."""
+    filt_nodes, meas, filt_R, filt_W, filt_mass, filt_paper = filt
+    n_f = filt_nodes.shape[0]
+    inv_dt = 1.0 / dt
+    dt2 = dt * dt
+    # Distributed predictive filter (E.5): at the measured nodes the damping is replaced by
+    # the one-step estimate K = -(M^T R M + W)^-1 M^T R (Z + e - d), Z the undamped model
+    # drift p^{j+1} - p^j, e = p^j - y^j the output error, d = y^{j+1} - y^j the trend.
+    for q in range(n_f):
+        a = filt_nodes[q]
+        h = dt2 / node_mass[a]
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+        for c in range(3):
+            Z = p[a, c] - p_prev[a, c] + h * work_f[a, c]
+            e = p[a, c] - meas[k, q, c]
+            d = meas[k + 1, q, c] - meas[k, q, c]
+            if c == 0:
+                r0 = Z + e - d
+            elif c == 1:
+                r1 = Z + e - d
+            else:
+                r2 = Z + e - d
+        # M = dp^{j+1}/dK: -(dt^2/m) diag(v) (consistent) or the paper's
+        # -(2 dt^2 / (l M)) O^T diag(p^j - p^{j-1}) dt.
+        dpx = p[a, 0] - p_prev[a, 0]
+        dpy = p[a, 1] - p_prev[a, 1]
+        dpz = p[a, 2] - p_prev[a, 2]
+        if filt_paper:
+            beta = -2.0 * dt2 * dt / filt_mass[q]
+            m00 = beta * O[a, 0, 0] * dpx
+            m01 = beta * O[a, 1, 0] * dpy
+            m02 = beta * O[a, 2, 0] * dpz
+            m10 = beta * O[a, 0, 1] * dpx
+            m11 = beta * O[a, 1, 1] * dpy
+            m12 = beta * O[a, 2, 1] * dpz
+            m20 = beta * O[a, 0, 2] * dpx
+            m21 = beta * O[a, 1, 2] * dpy
+            m22 = beta * O[a, 2, 2] * dpz
+        else:
+            m00 = -h * dpx * inv_dt
+            m11 = -h * dpy * inv_dt
+            m22 = -h * dpz * inv_dt
+            m01 = 0.0
+            m02 = 0.0
+            m10 = 0.0
+            m12 = 0.0
+            m20 = 0.0
+            m21 = 0.0
+        # RM = R M, then A = M^T R M + W and b = M^T R r.
+        R = filt_R
+        n00 = R[0, 0] * m00 + R[0, 1] * m10 + R[0, 2] * m20
+        n01 = R[0, 0] * m01 + R[0, 1] * m11 + R[0, 2] * m21
+        n02 = R[0, 0] * m02 + R[0, 1] * m12 + R[0, 2] * m22
+        n10 = R[1, 0] * m00 + R[1, 1] * m10 + R[1, 2] * m20
+        n11 = R[1, 0] * m01 + R[1, 1] * m11 + R[1, 2] * m21
+        n12 = R[1, 0] * m02 + R[1, 1] * m12 + R[1, 2] * m22
+        n20 = R[2, 0] * m00 + R[2, 1] * m10 + R[2, 2] * m20
+        n21 = R[2, 0] * m01 + R[2, 1] * m11 + R[2, 2] * m21
+        n22 = R[2, 0] * m02 + R[2, 1] * m12 + R[2, 2] * m22
+        W = filt_W[q]
+        K0, K1, K2, _det = _solve3(
+            m00 * n00 + m10 * n10 + m20 * n20 + W[0, 0],
+            m00 * n01 + m10 * n11 + m20 * n21 + W[0, 1],
+            m00 * n02 + m10 * n12 + m20 * n22 + W[0, 2],
+            m01 * n00 + m11 * n10 + m21 * n20 + W[1, 0],
+            m01 * n01 + m11 * n11 + m21 * n21 + W[1, 1],
+            m01 * n02 + m11 * n12 + m21 * n22 + W[1, 2],
+            m02 * n00 + m12 * n10 + m22 * n20 + W[2, 0],
+            m02 * n01 + m12 * n11 + m22 * n21 + W[2, 1],
+            m02 * n02 + m12 * n12 + m22 * n22 + W[2, 2],
+            -(n00 * r0 + n10 * r1 + n20 * r2),
+            -(n01 * r0 + n11 * r1 + n21 * r2),
+            -(n02 * r0 + n12 * r1 + n22 * r2),
+        )
+        rec_K[k, q, 0] = K0
+        rec_K[k, q, 1] = K1
+        rec_K[k, q, 2] = K2
+        # Propagate with the estimate: p^{j+1} = undamped update + M K.
+        work_p[a, 0] = 2.0 * p[a, 0] - p_prev[a, 0] + h * work_f[a, 0]
+        work_p[a, 0] += m00 * K0 + m01 * K1 + m02 * K2
+        work_p[a, 1] = 2.0 * p[a, 1] - p_prev[a, 1] + h * work_f[a, 1]
+        work_p[a, 1] += m10 * K0 + m11 * K1 + m12 * K2
+        work_p[a, 2] = 2.0 * p[a, 2] - p_prev[a, 2] + h * work_f[a, 2]
+        work_p[a, 2] += m20 * K0 + m21 * K1 + m22 * K2
+
+
+@numba.njit(cache=True, inline="always")
+def _rotate(O, fr, work_tau, node_Jd, node_J, node_cw, rot_free, base_R, kp1, dt):
+    """New step rotations fr (n, 3) (in place) from the torques work_tau: prescribed frames
+    follow row kp1 of base_R (O updated to it); free ones solve the discrete Euler equation
+    (Newton on the Cayley parameter, fixed-point passes first). False when it fails."""
+    n = O.shape[0]
+    inv_dt = 1.0 / dt
+    dt2 = dt * dt
+    # Rotations: Newton on the Cayley parameter, node by node.
+    for a in range(n):
+        if not rot_free[a]:
+            # Prescribed (base) rotation: F = O^T R_base(j+1).
+            R = base_R[kp1]
+            r00 = O[a, 0, 0] * R[0, 0] + O[a, 1, 0] * R[1, 0] + O[a, 2, 0] * R[2, 0]
+            r11 = O[a, 0, 1] * R[0, 1] + O[a, 1, 1] * R[1, 1] + O[a, 2, 1] * R[2, 1]
+            r22 = O[a, 0, 2] * R[0, 2] + O[a, 1, 2] * R[1, 2] + O[a, 2, 2] * R[2, 2]
+            r21 = O[a, 0, 2] * R[0, 1] + O[a, 1, 2] * R[1, 1] + O[a, 2, 2] * R[2, 1]
+            r12 = O[a, 0, 1] * R[0, 2] + O[a, 1, 1] * R[1, 2] + O[a, 2, 1] * R[2, 2]
+            r02 = O[a, 0, 0] * R[0, 2] + O[a, 1, 0] * R[1, 2] + O[a, 2, 0] * R[2, 2]
+            r20 = O[a, 0, 2] * R[0, 0] + O[a, 1, 2] * R[1, 0] + O[a, 2, 2] * R[2, 0]
+            r10 = O[a, 0, 1] * R[0, 0] + O[a, 1, 1] * R[1, 0] + O[a, 2, 1] * R[2, 0]
+            r01 = O[a, 0, 0] * R[0, 1] + O[a, 1, 0] * R[1, 1] + O[a, 2, 0] * R[2, 1]
+            s = 1.0 / (1.0 + r00 + r11 + r22)
+            fr[a, 0] = s * (r21 - r12)
+            fr[a, 1] = s * (r02 - r20)
+            fr[a, 2] = s * (r10 - r01)
+            for r in range(3):
+                for c in range(3):
+                    O[a, r, c] = R[r, c]
+            continue
+        fx = fr[a, 0]
+        fy = fr[a, 1]
+        fz = fr[a, 2]
+        # Previous step F = Cay0(f) = I + 2/(1+|f|^2) (f^ + f^2).
+        s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
+        F01 = s * (-fz + fx * fy)
+        F02 = s * (fy + fx * fz)
+        F10 = s * (fz + fx * fy)
+        F12 = s * (-fx + fy * fz)
+        F20 = s * (-fy + fx * fz)
+        F21 = s * (fx + fy * fz)
+        J1 = node_Jd[a, 0]
+        J2 = node_Jd[a, 1]
+        J3 = node_Jd[a, 2]
+        # Body angular velocity of the last step, omega = 2 f / dt, for angular damping.
+        tx = work_tau[a, 0] - node_cw[a, 0] * 2.0 * fx * inv_dt
+        ty = work_tau[a, 1] - node_cw[a, 1] * 2.0 * fy * inv_dt
+        tz = work_tau[a, 2] - node_cw[a, 2] * 2.0 * fz * inv_dt
+        Ux = J3 * F21 - J2 * F12 + dt2 * tx
+        Uy = J1 * F02 - J3 * F20 + dt2 * ty
+        Uz = J2 * F10 - J1 * F01 + dt2 * tz
+        I1 = 2.0 * node_J[a, 0]
+        I2 = 2.0 * node_J[a, 1]
+        I3 = 2.0 * node_J[a, 2]
+        # Fixed point f = (2J)^-1 (U + U x f + (U.f) f) first: it contracts by about |f|
+        # (the rotation per step), so slow rotations converge in two or three cheap
+        # passes; fast ones fall through to Newton.
+        fx = Ux / I1
+        fy = Uy / I2
+        fz = Uz / I3
+        converged = False
+        for _it in range(_FIXED_POINT_ITER):
+            uf = Ux * fx + Uy * fy + Uz * fz
+            gx = (Ux + (Uy * fz - Uz * fy) + uf * fx) / I1
+            gy = (Uy + (Uz * fx - Ux * fz) + uf * fy) / I2
+            gz = (Uz + (Ux * fy - Uy * fx) + uf * fz) / I3
+            dd = abs(gx - fx) + abs(gy - fy) + abs(gz - fz)
+            fx = gx
+            fy = gy
+            fz = gz
+            if dd <= _FIXED_POINT_TOL * (abs(fx) + abs(fy) + abs(fz)):
+                converged = True
+                break
+        for _it in range(0 if converged else _NEWTON_MAX_ITER):
+            uf = Ux * fx + Uy * fy + Uz * fz
+            P0 = Ux + (Uy * fz - Uz * fy) + uf * fx - I1 * fx
+            P1 = Uy + (Uz * fx - Ux * fz) + uf * fy - I2 * fy
+            P2 = Uz + (Ux * fy - Uy * fx) + uf * fz - I3 * fz
+            # A = U^ + (U.f) I + f U^T - 2 J
+            d0, d1, d2, det = _solve3(
+                uf + fx * Ux - I1, -Uz + fx * Uy, Uy + fx * Uz,
+                Uz + fy * Ux, uf + fy * Uy - I2, -Ux + fy * Uz,
+                -Uy + fz * Ux, Ux + fz * Uy, uf + fz * Uz - I3,
+                P0, P1, P2,
+            )  # fmt: skip
+            fx -= d0
+            fy -= d1
+            fz -= d2
+            if abs(d0) + abs(d1) + abs(d2) <= _NEWTON_TOL * (abs(fx) + abs(fy) + abs(fz)):
+                converged = True
+                break
+        if not converged or not (math.isfinite(fx) and math.isfinite(fy) and math.isfinite(fz)):
+            return False
+        fr[a, 0] = fx
+        fr[a, 1] = fy
+        fr[a, 2] = fz
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _turn_frames(O, fr, rot_free):
+    """O <- O F with F = Cay0(fr) at the free frames."""
+    n = O.shape[0]
+    for a in range(n):
+        if not rot_free[a]:
+            continue
+        fx = fr[a, 0]
+        fy = fr[a, 1]
+        fz = fr[a, 2]
+        s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
+        G00 = 1.0 - s * (fy * fy + fz * fz)
+        G11 = 1.0 - s * (fx * fx + fz * fz)
+        G22 = 1.0 - s * (fx * fx + fy * fy)
+        G01 = s * (-fz + fx * fy)
+        G02 = s * (fy + fx * fz)
+        G10 = s * (fz + fx * fy)
+        G12 = s * (-fx + fy * fz)
+        G20 = s * (-fy + fx * fz)
+        G21 = s * (fx + fy * fz)
+        for r in range(3):
+            o0 = O[a, r, 0]
+            o1 = O[a, r, 1]
+            o2 = O[a, r, 2]
+            O[a, r, 0] = o0 * G00 + o1 * G10 + o2 * G20
+            O[a, r, 1] = o0 * G01 + o1 * G11 + o2 * G21
+            O[a, r, 2] = o0 * G02 + o1 * G12 + o2 * G22
+
+
+@numba.njit(cache=True, inline="always")
+def _shift(p, p_prev, work_p):
+    """p_prev <- p, p <- work_p; True when work_p is all finite."""
+    n = p.shape[0]
+    bad = False
+    for a in range(n):
+        for c in range(3):
+            x = work_p[a, c]
+            if not math.isfinite(x):
+                bad = True
+            p_prev[a, c] = p[a, c]
+            p[a, c] = x
+    return not bad
+
+
 @numba.njit(cache=True)
-def _run(
-    # state, updated in place: positions at j and j-1, rotations at j, Cayley step j-1 -> j
-    p,
-    p_prev,
-    O,
-    fr,
-    # model
-    elem_len,
-    elem_C1,
-    elem_g0a,
-    elem_g0b,
-    shear_mode,
-    spr_i,
-    spr_j,
-    spr_K,
-    spr_c0,
-    node_mass,
-    node_weight,
-    node_Jd,
-    node_J,
-    pos_free,
-    rot_free,
-    tv_pidx,
-    tv_pw,
-    tv_oidx,
-    tv_ow,
-    tendon_r,
-    tendon_vstart,
-    mag_frame,
-    mag_n0,
-    mag_n1,
-    mag_w1,
-    mag_m,
-    node_c,
-    node_cw,
-    # loads: one row (constant) or one row per step of this call (base: one more)
-    gravity,
-    dist_force,
-    tip_force,
-    tip_moment,
-    tension,
-    field_B,
-    field_G,
-    base_p,
-    base_R,
-    # filter (n_filter = 0 disables): measured positions at steps j and j+1 of this call
-    filt_nodes,
-    meas,
-    filt_R,
-    filt_W,
-    filt_mass,
-    filt_paper,
-    # Kelvin-Voigt damping (kv_beta = 0 disables): dof layout, refresh period, work arrays
-    kv_beta,
-    kv_dof_p,
-    kv_dof_r,
-    kv_bw,
-    kv_every,
-    kv_L,
-    kv_u,
-    kv_J,
-    # stepping
-    dt,
-    step0,
-    n_steps,
-    every,
-    # outputs
-    rec_p,
-    rec_O,
-    rec_E,
-    rec_K,
-    ke_prev,
-    work_f,
-    work_tau,
-    work_p,
-):
+def _run(state, model, loads, damping, filt, dt, step0, n_steps, every, rec, work):
     """Advance the integrator n_steps steps from global step step0 (ALGORITHMS.md E.3).
 
     Per step j: forces at (p^j, O^j), damping -c o v with v = (p^j - p^{j-1}) / dt (and body
@@ -488,21 +696,26 @@ def _run(
     damping (M + dt D) u = M u_pred, D = kv_beta B^T W B refactored from the configuration at
     j every kv_every steps (`_kv_assemble`, `_kv_correct`).
 
-    Samples (global step % every == 0) go to rec_p / rec_O / rec_E (row global_step // every);
-    with a filter the per-step estimates go to rec_K (n_steps, n_filter, 3). ke_prev (1,)
-    carries the kinetic energy of the last step.
+    Tuples as in the module docstring. Samples (global step % every == 0) go to rec_p / rec_O /
+    rec_E (row global_step // every); with a filter the per-step estimates go to rec_K
+    (n_steps, n_filter, 3). ke_prev (1,) carries the kinetic energy of the last step.
     Returns (status, steps done): status 0 ok, 1 non-finite state, 2 Newton failure.
     """
+    p, p_prev, O, fr = state
+    _, inertia, _, _ = model
+    node_mass, _, node_Jd, node_J, pos_free, rot_free = inertia
+    base_p, base_R = loads[7], loads[8]
+    node_c, node_cw, kv_beta, kv_dof_p, kv_dof_r, kv_bw, kv_every = damping
+    filt_nodes = filt[0]
+    rec_p, rec_O, rec_E, rec_K = rec
+    ke_prev, work_f, work_tau, work_p, kv_L, kv_u, kv_J = work
     n = p.shape[0]
     n_f = filt_nodes.shape[0]
     for k in range(n_steps):
         j = step0 + k
-        kd = k if dist_force.shape[0] > 1 else 0
-        kt = k if tip_force.shape[0] > 1 else 0
-        kn = k if tension.shape[0] > 1 else 0
-        kb = k if field_B.shape[0] > 1 else 0
         kp = k if base_p.shape[0] > 1 else 0
         kp1 = k + 1 if base_p.shape[0] > 1 else 0
+        # Record the state at j when it is a sample.
         sample = j % every == 0
         if sample:
             row = j // every
@@ -511,249 +724,31 @@ def _run(
                     rec_p[row, a, r] = p[a, r]
                     for c in range(3):
                         rec_O[row, a, r, c] = O[a, r, c]
-        V = _forces(
-            p, O, base_R, elem_len, elem_C1, elem_g0a, elem_g0b, shear_mode,
-            spr_i, spr_j, spr_K, spr_c0, node_mass, node_weight, gravity, dist_force,
-            tip_force, tip_moment, tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r,
-            tendon_vstart, tension, mag_frame, mag_n0, mag_n1,
-            mag_w1, mag_m, field_B, field_G, kp, kd, kt, kn, kb, work_f, work_tau,
-        )  # fmt: skip
+        # Forces at j; the Kelvin-Voigt factor follows the configuration every kv_every steps.
+        V = _forces(p, O, model, loads, k, work_f, work_tau)
         if kv_beta > 0.0 and (k == 0 or j % kv_every == 0):
-            _kv_assemble(
-                p, O, base_R, kp, elem_len, elem_C1, shear_mode, spr_i, spr_j, spr_K,
-                node_mass, node_J, kv_dof_p, kv_dof_r, kv_beta, dt, kv_bw, kv_L, kv_J,
-            )  # fmt: skip
-        inv_dt = 1.0 / dt
-        dt2 = dt * dt
-        # Dissipation and the explicit translation update.
-        for a in range(n):
-            if not pos_free[a]:
-                continue
-            vx = (p[a, 0] - p_prev[a, 0]) * inv_dt
-            vy = (p[a, 1] - p_prev[a, 1]) * inv_dt
-            vz = (p[a, 2] - p_prev[a, 2]) * inv_dt
-            h = dt2 / node_mass[a]
-            work_p[a, 0] = 2.0 * p[a, 0] - p_prev[a, 0] + h * (work_f[a, 0] - node_c[a, 0] * vx)
-            work_p[a, 1] = 2.0 * p[a, 1] - p_prev[a, 1] + h * (work_f[a, 1] - node_c[a, 1] * vy)
-            work_p[a, 2] = 2.0 * p[a, 2] - p_prev[a, 2] + h * (work_f[a, 2] - node_c[a, 2] * vz)
-        # Distributed predictive filter (E.5): at the measured nodes the damping is replaced by
-        # the one-step estimate K = -(M^T R M + W)^-1 M^T R (Z + e - d), Z the undamped model
-        # drift p^{j+1} - p^j, e = p^j - y^j the output error, d = y^{j+1} - y^j the trend.
-        for q in range(n_f):
-            a = filt_nodes[q]
-            h = dt2 / node_mass[a]
-            r0 = 0.0
-            r1 = 0.0
-            r2 = 0.0
-            for c in range(3):
-                Z = p[a, c] - p_prev[a, c] + h * work_f[a, c]
-                e = p[a, c] - meas[k, q, c]
-                d = meas[k + 1, q, c] - meas[k, q, c]
-                if c == 0:
-                    r0 = Z + e - d
-                elif c == 1:
-                    r1 = Z + e - d
-                else:
-                    r2 = Z + e - d
-            # M = dp^{j+1}/dK: -(dt^2/m) diag(v) (consistent) or the paper's
-            # -(2 dt^2 / (l M)) O^T diag(p^j - p^{j-1}) dt.
-            dpx = p[a, 0] - p_prev[a, 0]
-            dpy = p[a, 1] - p_prev[a, 1]
-            dpz = p[a, 2] - p_prev[a, 2]
-            if filt_paper:
-                beta = -2.0 * dt2 * dt / filt_mass[q]
-                m00 = beta * O[a, 0, 0] * dpx
-                m01 = beta * O[a, 1, 0] * dpy
-                m02 = beta * O[a, 2, 0] * dpz
-                m10 = beta * O[a, 0, 1] * dpx
-                m11 = beta * O[a, 1, 1] * dpy
-                m12 = beta * O[a, 2, 1] * dpz
-                m20 = beta * O[a, 0, 2] * dpx
-                m21 = beta * O[a, 1, 2] * dpy
-                m22 = beta * O[a, 2, 2] * dpz
-            else:
-                m00 = -h * dpx * inv_dt
-                m11 = -h * dpy * inv_dt
-                m22 = -h * dpz * inv_dt
-                m01 = 0.0
-                m02 = 0.0
-                m10 = 0.0
-                m12 = 0.0
-                m20 = 0.0
-                m21 = 0.0
-            # RM = R M, then A = M^T R M + W and b = M^T R r.
-            R = filt_R
-            n00 = R[0, 0] * m00 + R[0, 1] * m10 + R[0, 2] * m20
-            n01 = R[0, 0] * m01 + R[0, 1] * m11 + R[0, 2] * m21
-            n02 = R[0, 0] * m02 + R[0, 1] * m12 + R[0, 2] * m22
-            n10 = R[1, 0] * m00 + R[1, 1] * m10 + R[1, 2] * m20
-            n11 = R[1, 0] * m01 + R[1, 1] * m11 + R[1, 2] * m21
-            n12 = R[1, 0] * m02 + R[1, 1] * m12 + R[1, 2] * m22
-            n20 = R[2, 0] * m00 + R[2, 1] * m10 + R[2, 2] * m20
-            n21 = R[2, 0] * m01 + R[2, 1] * m11 + R[2, 2] * m21
-            n22 = R[2, 0] * m02 + R[2, 1] * m12 + R[2, 2] * m22
-            W = filt_W[q]
-            K0, K1, K2, _det = _solve3(
-                m00 * n00 + m10 * n10 + m20 * n20 + W[0, 0],
-                m00 * n01 + m10 * n11 + m20 * n21 + W[0, 1],
-                m00 * n02 + m10 * n12 + m20 * n22 + W[0, 2],
-                m01 * n00 + m11 * n10 + m21 * n20 + W[1, 0],
-                m01 * n01 + m11 * n11 + m21 * n21 + W[1, 1],
-                m01 * n02 + m11 * n12 + m21 * n22 + W[1, 2],
-                m02 * n00 + m12 * n10 + m22 * n20 + W[2, 0],
-                m02 * n01 + m12 * n11 + m22 * n21 + W[2, 1],
-                m02 * n02 + m12 * n12 + m22 * n22 + W[2, 2],
-                -(n00 * r0 + n10 * r1 + n20 * r2),
-                -(n01 * r0 + n11 * r1 + n21 * r2),
-                -(n02 * r0 + n12 * r1 + n22 * r2),
-            )
-            rec_K[k, q, 0] = K0
-            rec_K[k, q, 1] = K1
-            rec_K[k, q, 2] = K2
-            # Propagate with the estimate: p^{j+1} = undamped update + M K.
-            work_p[a, 0] = 2.0 * p[a, 0] - p_prev[a, 0] + h * work_f[a, 0]
-            work_p[a, 0] += m00 * K0 + m01 * K1 + m02 * K2
-            work_p[a, 1] = 2.0 * p[a, 1] - p_prev[a, 1] + h * work_f[a, 1]
-            work_p[a, 1] += m10 * K0 + m11 * K1 + m12 * K2
-            work_p[a, 2] = 2.0 * p[a, 2] - p_prev[a, 2] + h * work_f[a, 2]
-            work_p[a, 2] += m20 * K0 + m21 * K1 + m22 * K2
-        # Prescribed base position.
-        for a in range(n):
-            if not pos_free[a]:
-                work_p[a, 0] = base_p[kp1, 0]
-                work_p[a, 1] = base_p[kp1, 1]
-                work_p[a, 2] = base_p[kp1, 2]
+            _kv_assemble(p, O, base_R, kp, model, kv_dof_p, kv_dof_r, kv_beta, dt, kv_bw, kv_L,
+                         kv_J)  # fmt: skip
+        # Dissipation and the explicit translation update; the filter's nodes redone with it.
+        _translate(p, p_prev, work_f, node_mass, node_c, pos_free, base_p, kp1, dt, work_p)
+        if n_f > 0:
+            _filter_step(p, p_prev, O, work_f, node_mass, filt, k, dt, rec_K, work_p)
         # Rotations: Newton on the Cayley parameter, node by node.
-        for a in range(n):
-            if not rot_free[a]:
-                # Prescribed (base) rotation: F = O^T R_base(j+1).
-                R = base_R[kp1]
-                r00 = O[a, 0, 0] * R[0, 0] + O[a, 1, 0] * R[1, 0] + O[a, 2, 0] * R[2, 0]
-                r11 = O[a, 0, 1] * R[0, 1] + O[a, 1, 1] * R[1, 1] + O[a, 2, 1] * R[2, 1]
-                r22 = O[a, 0, 2] * R[0, 2] + O[a, 1, 2] * R[1, 2] + O[a, 2, 2] * R[2, 2]
-                r21 = O[a, 0, 2] * R[0, 1] + O[a, 1, 2] * R[1, 1] + O[a, 2, 2] * R[2, 1]
-                r12 = O[a, 0, 1] * R[0, 2] + O[a, 1, 1] * R[1, 2] + O[a, 2, 1] * R[2, 2]
-                r02 = O[a, 0, 0] * R[0, 2] + O[a, 1, 0] * R[1, 2] + O[a, 2, 0] * R[2, 2]
-                r20 = O[a, 0, 2] * R[0, 0] + O[a, 1, 2] * R[1, 0] + O[a, 2, 2] * R[2, 0]
-                r10 = O[a, 0, 1] * R[0, 0] + O[a, 1, 1] * R[1, 0] + O[a, 2, 1] * R[2, 0]
-                r01 = O[a, 0, 0] * R[0, 1] + O[a, 1, 0] * R[1, 1] + O[a, 2, 0] * R[2, 1]
-                s = 1.0 / (1.0 + r00 + r11 + r22)
-                fr[a, 0] = s * (r21 - r12)
-                fr[a, 1] = s * (r02 - r20)
-                fr[a, 2] = s * (r10 - r01)
-                for r in range(3):
-                    for c in range(3):
-                        O[a, r, c] = R[r, c]
-                continue
-            fx = fr[a, 0]
-            fy = fr[a, 1]
-            fz = fr[a, 2]
-            # Previous step F = Cay0(f) = I + 2/(1+|f|^2) (f^ + f^2).
-            s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
-            F01 = s * (-fz + fx * fy)
-            F02 = s * (fy + fx * fz)
-            F10 = s * (fz + fx * fy)
-            F12 = s * (-fx + fy * fz)
-            F20 = s * (-fy + fx * fz)
-            F21 = s * (fx + fy * fz)
-            J1 = node_Jd[a, 0]
-            J2 = node_Jd[a, 1]
-            J3 = node_Jd[a, 2]
-            # Body angular velocity of the last step, omega = 2 f / dt, for angular damping.
-            tx = work_tau[a, 0] - node_cw[a, 0] * 2.0 * fx * inv_dt
-            ty = work_tau[a, 1] - node_cw[a, 1] * 2.0 * fy * inv_dt
-            tz = work_tau[a, 2] - node_cw[a, 2] * 2.0 * fz * inv_dt
-            Ux = J3 * F21 - J2 * F12 + dt2 * tx
-            Uy = J1 * F02 - J3 * F20 + dt2 * ty
-            Uz = J2 * F10 - J1 * F01 + dt2 * tz
-            I1 = 2.0 * node_J[a, 0]
-            I2 = 2.0 * node_J[a, 1]
-            I3 = 2.0 * node_J[a, 2]
-            # Fixed point f = (2J)^-1 (U + U x f + (U.f) f) first: it contracts by about |f|
-            # (the rotation per step), so slow rotations converge in two or three cheap
-            # passes; fast ones fall through to Newton.
-            fx = Ux / I1
-            fy = Uy / I2
-            fz = Uz / I3
-            converged = False
-            for _it in range(_FIXED_POINT_ITER):
-                uf = Ux * fx + Uy * fy + Uz * fz
-                gx = (Ux + (Uy * fz - Uz * fy) + uf * fx) / I1
-                gy = (Uy + (Uz * fx - Ux * fz) + uf * fy) / I2
-                gz = (Uz + (Ux * fy - Uy * fx) + uf * fz) / I3
-                dd = abs(gx - fx) + abs(gy - fy) + abs(gz - fz)
-                fx = gx
-                fy = gy
-                fz = gz
-                if dd <= _FIXED_POINT_TOL * (abs(fx) + abs(fy) + abs(fz)):
-                    converged = True
-                    break
-            for _it in range(0 if converged else _NEWTON_MAX_ITER):
-                uf = Ux * fx + Uy * fy + Uz * fz
-                P0 = Ux + (Uy * fz - Uz * fy) + uf * fx - I1 * fx
-                P1 = Uy + (Uz * fx - Ux * fz) + uf * fy - I2 * fy
-                P2 = Uz + (Ux * fy - Uy * fx) + uf * fz - I3 * fz
-                # A = U^ + (U.f) I + f U^T - 2 J
-                d0, d1, d2, det = _solve3(
-                    uf + fx * Ux - I1, -Uz + fx * Uy, Uy + fx * Uz,
-                    Uz + fy * Ux, uf + fy * Uy - I2, -Ux + fy * Uz,
-                    -Uy + fz * Ux, Ux + fz * Uy, uf + fz * Uz - I3,
-                    P0, P1, P2,
-                )  # fmt: skip
-                fx -= d0
-                fy -= d1
-                fz -= d2
-                if abs(d0) + abs(d1) + abs(d2) <= _NEWTON_TOL * (abs(fx) + abs(fy) + abs(fz)):
-                    converged = True
-                    break
-            if not converged or not (math.isfinite(fx) and math.isfinite(fy) and math.isfinite(fz)):
-                return STATUS_NEWTON, k
-            fr[a, 0] = fx
-            fr[a, 1] = fy
-            fr[a, 2] = fz
+        if not _rotate(O, fr, work_tau, node_Jd, node_J, node_cw, rot_free, base_R, kp1, dt):
+            return STATUS_NEWTON, k
         # Kelvin-Voigt damping of the predicted step (implicit).
         if kv_beta > 0.0:
             _kv_correct(p, work_p, fr, node_mass, node_J, kv_dof_p, kv_dof_r, kv_L, kv_bw, dt,
                         kv_u)  # fmt: skip
         # O <- O F with the new F.
-        for a in range(n):
-            if not rot_free[a]:
-                continue
-            fx = fr[a, 0]
-            fy = fr[a, 1]
-            fz = fr[a, 2]
-            s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
-            G00 = 1.0 - s * (fy * fy + fz * fz)
-            G11 = 1.0 - s * (fx * fx + fz * fz)
-            G22 = 1.0 - s * (fx * fx + fy * fy)
-            G01 = s * (-fz + fx * fy)
-            G02 = s * (fy + fx * fz)
-            G10 = s * (fz + fx * fy)
-            G12 = s * (-fx + fy * fz)
-            G20 = s * (-fy + fx * fz)
-            G21 = s * (fx + fy * fz)
-            for r in range(3):
-                o0 = O[a, r, 0]
-                o1 = O[a, r, 1]
-                o2 = O[a, r, 2]
-                O[a, r, 0] = o0 * G00 + o1 * G10 + o2 * G20
-                O[a, r, 1] = o0 * G01 + o1 * G11 + o2 * G21
-                O[a, r, 2] = o0 * G02 + o1 * G12 + o2 * G22
+        _turn_frames(O, fr, rot_free)
         # Kinetic energy of the new step; the energy at j averages the steps j -+ 1/2.
         ke = _kinetic(work_p, p, fr, node_mass, node_J, pos_free, rot_free, dt)
         if sample:
             rec_E[j // every] = V + 0.5 * (ke + ke_prev[0])
         ke_prev[0] = ke
         # Shift the translational state; check it.
-        bad = False
-        for a in range(n):
-            for c in range(3):
-                x = work_p[a, c]
-                if not math.isfinite(x):
-                    bad = True
-                p_prev[a, c] = p[a, c]
-                p[a, c] = x
-        if bad:
+        if not _shift(p, p_prev, work_p):
             return STATUS_NONFINITE, k
     return STATUS_OK, n_steps
 
@@ -773,27 +768,7 @@ def _kv_add_block(A_out, dof_i, dof_j, Ji, Jj, w0, w1, w2):
 
 
 @numba.njit(cache=True)
-def _kv_assemble(
-    p,
-    O,
-    base_R,
-    kb,
-    elem_len,
-    elem_C1,
-    shear_mode,
-    spr_i,
-    spr_j,
-    spr_K,
-    node_mass,
-    node_J,
-    dof_p,
-    dof_r,
-    beta,
-    dt,
-    bw,
-    A_out,
-    J_work,
-):
+def _kv_assemble(p, O, base_R, kb, model, dof_p, dof_r, beta, dt, bw, A_out, J_work):
     """Factor A = M + dt beta B^T W B at the configuration (p, O), in place (banded Cholesky).
 
     B is the Jacobian of the discrete strains (element shear-stretch strains, spring Cayley
@@ -802,8 +777,12 @@ def _kv_assemble(
     the Kelvin-Voigt damping matrix, zero on rigid-body motions. M = diag(node_mass, node_J).
     dof_p, dof_r (n,) first generalised index of each node's position / rotation (-1 fixed);
     bw the half bandwidth of A. A_out (n_q, n_q) is overwritten with the lower Cholesky
-    factor (entries outside the band are not used). J_work (2, 3, 3) scratch.
+    factor (entries outside the band are not used). J_work (2, 3, 3) scratch. model : the
+    tuple of the module docstring; base_R (k, 3, 3) with row kb the base frame.
     """
+    elastic, inertia, _, _ = model
+    elem_len, elem_C1, _, _, shear_mode, spr_i, spr_j, spr_K, _ = elastic
+    node_mass, _, _, node_J, _, _ = inertia
     n_q = A_out.shape[0]
     for r in range(n_q):
         for c in range(max(0, r - bw), min(n_q, r + bw + 1)):

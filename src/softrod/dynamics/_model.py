@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -176,6 +178,38 @@ class LGVIModel:
         """True when node frames are element (link) frames ("left" strain)."""
         return self.shear_eval == "left"
 
+    # Kernel argument tuples (layout in `softrod.dynamics._lgvi_kernels`'s docstring).
+
+    @cached_property
+    def kernel_elastic(self) -> tuple:
+        """(elem_len, elem_C1, elem_g0a, elem_g0b, shear_mode, spr_i, spr_j, spr_K, spr_c0),
+        shear_mode 0 for "left", 1 for "symmetric"."""
+        shear_mode = 0 if self.shear_eval == "left" else 1
+        return (self.elem_len, self.elem_C1, self.elem_g0a, self.elem_g0b, shear_mode,
+                self.spr_i, self.spr_j, self.spr_K, self.spr_c0)  # fmt: skip
+
+    @cached_property
+    def kernel_inertia(self) -> tuple:
+        """(node_mass, node_weight, node_Jd, node_J, pos_free, rot_free)."""
+        return (self.node_mass, self.node_weight, self.node_Jd, self.node_J, self.pos_free,
+                self.rot_free)  # fmt: skip
+
+    @cached_property
+    def kernel_tendon(self) -> tuple:
+        """(tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r, tendon_vstart)."""
+        return (self.tv_pidx, self.tv_pw, self.tv_oidx, self.tv_ow, self.tendon_r,
+                self.tendon_vstart)  # fmt: skip
+
+    @cached_property
+    def kernel_magnet(self) -> tuple:
+        """(mag_frame, mag_n0, mag_n1, mag_w1, mag_m)."""
+        return (self.mag_frame, self.mag_n0, self.mag_n1, self.mag_w1, self.mag_m)
+
+    @cached_property
+    def kernel_model(self) -> tuple:
+        """(elastic, inertia, tendon, magnet): the kernels' `model` argument."""
+        return (self.kernel_elastic, self.kernel_inertia, self.kernel_tendon, self.kernel_magnet)
+
 
 def _elements_per_segment(
     seg_length: np.ndarray, elements: int | Sequence[int] | None
@@ -218,24 +252,64 @@ def _rest_curve(rod: RodModel, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pts, rots
 
 
+def _correction(
+    rod: RodModel, elements: Any, shear_eval: str, clamp: str, magnets: tuple[Magnet, ...],
+    rotary_inertia_scale: float, frequency_correction: float | str, frequency_target: Any,
+) -> float:  # fmt: skip
+    """The stiffness factor gamma of `frequency_correction` (E.6)."""
+    if not isinstance(frequency_correction, str):
+        return float(frequency_correction)
+    if frequency_correction != "auto":
+        raise ValueError(
+            f'frequency_correction must be None, a factor or "auto", got {frequency_correction!r}'
+        )
+    # The linearisation lives with the integrator, which needs this module first.
+    from softrod.dynamics._modes import _frequency_scale
+
+    return _frequency_scale(rod, elements, shear_eval, clamp, magnets, rotary_inertia_scale,
+                            frequency_target)  # fmt: skip
+
+
 def build_lgvi_model(
     robot: RodModel | RobotSpec | dict | str,
     elements: int | Sequence[int] | None = None,
     shear_eval: str = "left",
     clamp: str = "auto",
-    magnets: Sequence[Magnet] = (),
+    magnets: Sequence[Magnet] | None = (),
     stiffness_scale: float = 1.0,
     rotary_inertia_scale: float = 1.0,
+    *,
+    frequency_correction: float | str | None = None,
+    frequency_target: float | None = None,
 ) -> LGVIModel:
     """Discretise `robot` for `simulate_dynamic` (see the module docstring for the layouts).
 
     elements : total element count (split over segments by length, default `DEFAULT_ELEMENTS`)
-        or one count per segment. magnets : their masses are lumped here and their dipoles
-        attached to the frame that carries them. stiffness_scale : multiplies every stiffness
-        (the E.6 frequency correction). rotary_inertia_scale : multiplies the sections' rotary
-        inertia (>= 1 lengthens the stable step of thin rods; 1 is physical).
+        or one count per segment. shear_eval : "left" (default, locking-free) or "symmetric"
+        (the paper's eq. 6; locks). clamp : "auto" ("half" for left, "node" for symmetric),
+        "half" (staggered closure, second order) or "node" (the paper's; first order with the
+        left strain). magnets : `Magnet` dipoles; their masses are lumped here and their
+        dipoles attached to the frame that carries them. stiffness_scale : multiplies every
+        stiffness (the E.6 frequency correction). rotary_inertia_scale : multiplies the
+        sections' rotary inertia (>= 1 lengthens the stable step of thin rods at an
+        O(scale (r/L)^2) frequency error; 1 is physical).
+    frequency_correction : None, a factor gamma on every stiffness (the stiffness_scale), or
+        "auto": gamma = (omega_target / omega_sim)^2 (E.6); omega_target from
+        `frequency_target` [Hz] or an 8x finer model. It rescales the stiffness (static
+        deflections scale by 1/gamma): a patch for coarse or locking meshes, not a
+        discretisation fix. Give it or stiffness_scale, not both.
     """
     rod = robot if isinstance(robot, RodModel) else compile_model(robot)
+    magnets = tuple(magnets or ())
+    for q, mg in enumerate(magnets):
+        if not isinstance(mg, Magnet):
+            raise ValueError(f"magnets[{q}] must be a softrod.dynamics.Magnet, got {mg!r}")
+    if frequency_correction is not None:
+        if stiffness_scale != 1.0:
+            raise ValueError("give frequency_correction or stiffness_scale, not both")
+        stiffness_scale = _correction(rod, elements, shear_eval, clamp, magnets,
+                                      rotary_inertia_scale, frequency_correction,
+                                      frequency_target)  # fmt: skip
     if shear_eval not in SHEAR_EVALS:
         raise ValueError(f"shear_eval must be one of {SHEAR_EVALS}, got {shear_eval!r}")
     if clamp not in CLAMPS:

@@ -1,0 +1,141 @@
+"""Linearisation of an `LGVIModel`: its frequencies, the stable step, the E.6 correction."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from softrod.dynamics._inputs import _Loads0, _zero_loads
+from softrod.dynamics._lgvi_kernels import _forces
+from softrod.dynamics._loads import Magnet
+from softrod.dynamics._model import LGVIModel, build_lgvi_model, cay
+from softrod.rods import RodModel
+
+__all__ = ["DAMPING_DT_LIMIT", "DEFAULT_DT_SAFETY", "linear_modes", "stable_time_step"]
+
+#: Automatic step = DEFAULT_DT_SAFETY * 2 / omega_max, omega_max the highest frequency of the
+#: model linearised at the initial state. Explicit (Stormer-Verlet-type) updates are stable
+#: for omega dt < 2; half of it leaves room for stiffening under large deflection and tendon
+#: load and keeps the energy error of the fastest modes small.
+DEFAULT_DT_SAFETY = 0.5
+#: Explicit viscous damping (velocity of the last step) is monotone for c dt / m < 1; the
+#: automatic step keeps c dt / m below this.
+DAMPING_DT_LIMIT = 0.5
+#: Finite-difference step of the linearisation, relative to the robot length (positions) and
+#: in radians (rotations): central differences of forces that are smooth on this scale.
+_FD_REL = 1e-7
+#: The "auto" frequency correction takes its target from a model this many times finer.
+FREQ_REFERENCE_FACTOR = 8
+
+
+def _kernel_loads(ld: _Loads0) -> tuple:
+    """The kernels' one-row `loads` tuple of a load snapshot (no base translation needed)."""
+    return (ld.gravity, ld.dist[None], ld.tip_force[None], ld.tip_moment[None],
+            ld.tension[None], ld.B[None], ld.G[None], np.zeros((1, 3)), ld.base_R)  # fmt: skip
+
+
+def _eval_forces(
+    model: LGVIModel, p: np.ndarray, O: np.ndarray, ld: _Loads0
+) -> tuple[float, np.ndarray, np.ndarray]:
+    f = np.empty((model.n_nodes, 3))
+    tau = np.empty((model.n_nodes, 3))
+    V = _forces(p, O, model.kernel_model, _kernel_loads(ld), 0, f, tau)
+    return float(V), f, tau
+
+
+def linear_modes(
+    model: LGVIModel,
+    positions: np.ndarray | None = None,
+    frames: np.ndarray | None = None,
+    loads: _Loads0 | None = None,
+) -> tuple[float, float]:
+    """(omega_min, omega_max) [rad/s] of the model linearised at a configuration (default: rest,
+    unloaded), from the finite-difference stiffness and the lumped masses and inertias."""
+    p = model.rest_positions.copy() if positions is None else np.array(positions, dtype=float)
+    O = model.rest_rotations.copy() if frames is None else np.array(frames, dtype=float)
+    ld = _zero_loads(model) if loads is None else loads
+    pf = np.flatnonzero(model.pos_free)
+    rf = np.flatnonzero(model.rot_free)
+    n_q = 3 * (pf.size + rf.size)
+    eps_p = _FD_REL * model.total_length
+    eps_r = _FD_REL
+
+    def gen(pp: np.ndarray, OO: np.ndarray) -> np.ndarray:
+        _, f, tau = _eval_forces(model, pp, OO, ld)
+        return np.concatenate([f[pf].ravel(), tau[rf].ravel()])
+
+    K = np.empty((n_q, n_q))
+    col = 0
+    for a in pf:
+        for c in range(3):
+            pp = p.copy()
+            pp[a, c] += eps_p
+            gp = gen(pp, O)
+            pp[a, c] -= 2 * eps_p
+            gm = gen(pp, O)
+            K[:, col] = -(gp - gm) / (2 * eps_p)
+            col += 1
+    for a in rf:
+        for c in range(3):
+            e = np.zeros(3)
+            e[c] = eps_r
+            OO = O.copy()
+            OO[a] = O[a] @ cay(e)
+            gp = gen(p, OO)
+            OO[a] = O[a] @ cay(-e)
+            gm = gen(p, OO)
+            K[:, col] = -(gp - gm) / (2 * eps_r)
+            col += 1
+    mass = np.concatenate([np.repeat(model.node_mass[pf], 3), model.node_J[rf].ravel()])
+    w = 1.0 / np.sqrt(mass)
+    A = 0.5 * (K + K.T) * w[:, None] * w[None, :]
+    lam = scipy.linalg.eigvalsh(A)
+    lam_pos = lam[lam > 0]
+    if lam_pos.size == 0:
+        return 0.0, 0.0
+    return float(math.sqrt(lam_pos[0])), float(math.sqrt(lam[-1]))
+
+
+def stable_time_step(
+    model: LGVIModel,
+    positions: np.ndarray | None = None,
+    frames: np.ndarray | None = None,
+    loads: _Loads0 | None = None,
+    node_damping: np.ndarray | None = None,
+    node_angular_damping: np.ndarray | None = None,
+    safety: float = DEFAULT_DT_SAFETY,
+) -> float:
+    """Automatic step [s]: `safety` * 2 / omega_max, also keeping c dt / m and c_w dt / J
+    below `DAMPING_DT_LIMIT` (see the constants)."""
+    _, w_max = linear_modes(model, positions, frames, loads)
+    dt = safety * 2.0 / w_max
+    if node_damping is not None and np.any(node_damping > 0):
+        ratio = float(np.max(node_damping[model.pos_free] / model.node_mass[model.pos_free, None]))
+        if ratio > 0:
+            dt = min(dt, DAMPING_DT_LIMIT / ratio)
+    if node_angular_damping is not None and np.any(node_angular_damping > 0):
+        rf = model.rot_free
+        ratio = float(np.max(node_angular_damping[rf] / model.node_J[rf]))
+        if ratio > 0:
+            dt = min(dt, DAMPING_DT_LIMIT / ratio)
+    return dt
+
+
+def _frequency_scale(
+    rod: RodModel, elements: Any, shear_eval: str, clamp: str, magnets: Sequence[Magnet],
+    rotary_inertia_scale: float, target_hz: float | None,
+) -> float:  # fmt: skip
+    """The E.6 correction gamma = (omega_target / omega_sim)^2 at the model's resolution."""
+    coarse = build_lgvi_model(rod, elements, shear_eval, clamp, magnets, 1.0, rotary_inertia_scale)
+    w_sim, _ = linear_modes(coarse)
+    if target_hz is None:
+        n_fine = FREQ_REFERENCE_FACTOR * coarse.n_elements
+        fine = build_lgvi_model(rod, n_fine, "left", "half", magnets, 1.0, rotary_inertia_scale)
+        w_target, _ = linear_modes(fine)
+    else:
+        w_target = 2 * math.pi * float(target_hz)
+    return (w_target / w_sim) ** 2
