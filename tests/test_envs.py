@@ -124,7 +124,7 @@ def test_bad_arguments_are_value_errors() -> None:
     with pytest.raises(ValueError, match="render_mode"):
         gym.make("softrod/Reach-v0", render_mode="depth_array")
     with pytest.raises(ValueError, match="trajectory"):
-        gym.make("softrod/TrackTrajectory-v0", trajectory="zigzag")
+        gym.make("softrod/TrackTrajectory-v1", trajectory="zigzag")
     env = gym.make("softrod/Reach-v0")
     env.reset(seed=0)
     with pytest.raises(ValueError, match="finite"):
@@ -213,7 +213,7 @@ def test_reach_obstacle_is_a_contact_not_a_scripted_force() -> None:
 def test_track_target_follows_the_reference_trajectory() -> None:
     from softrod.control import make_trajectory
 
-    env = gym.make("softrod/TrackTrajectory-v0", trajectory="circle", hold_steps=2).unwrapped
+    env = gym.make("softrod/TrackTrajectory-v1", trajectory="circle", hold_steps=2).unwrapped
     env.reset(seed=5)
     start = env.target.copy()
     _, ref, _ = make_trajectory("circle", start, dt=env.dt, scale=env.scale, period=env.period)

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("gymnasium")
 pytest.importorskip("mujoco")
 
-from softrod.envs.in_hand_rotate_v0 import InHandRotateEnv, rotation_gait  # noqa: E402
+from softrod.envs.in_hand_rotate_v1 import InHandRotateEnv, rotation_gait  # noqa: E402
 from softrod.envs.push_cube_v0 import PushCubeEnv  # noqa: E402
-from softrod.envs.snake_locomotion_v0 import SnakeLocomotionEnv, serpentine_gait  # noqa: E402
+from softrod.envs.snake_locomotion_v1 import SnakeLocomotionEnv, serpentine_gait  # noqa: E402
 
 #: SoMo (B.5): with anisotropic friction the travelling wave moves the snake forward; with
 #: isotropic friction it makes no net progress. Thresholds in metres of centre-of-mass travel
@@ -78,3 +78,61 @@ def test_push_cube_moves_only_by_contact() -> None:
         goal = (1 - w) * begin + w * end
         _, _, _, _, info = env.step(np.clip((goal - env.kappa) / env.kappa_rate, -1, 1))
     assert np.linalg.norm(info["cube"][:2] - start[:2]) > 0.03
+
+
+# ---------------------------------------------------------------------------------------------
+# Every task is sound: doing nothing or acting at random does not solve it (issue 17, item 1).
+
+#: Seeded episodes per policy, and the most of them that may succeed (5 %).
+SOUND_EPISODES = 50
+SOUND_MAX_SUCCESS = int(0.05 * SOUND_EPISODES)
+
+
+def _success_count(env_id: str, policy: str) -> int:
+    import gymnasium as gym
+
+    env = gym.make(env_id)
+    wins = 0
+    for ep in range(SOUND_EPISODES):
+        env.reset(seed=5000 + ep)
+        env.action_space.seed(ep)
+        zero = np.zeros(env.action_space.shape, dtype=env.action_space.dtype)
+        done, info = False, {}
+        while not done:
+            action = env.action_space.sample() if policy == "random" else zero
+            _, _, term, trunc, info = env.step(action)
+            done = term or trunc
+        wins += bool(info.get("success", False))
+    env.close()
+    return wins
+
+
+def _all_env_ids() -> tuple[str, ...]:
+    from softrod.envs import ENV_IDS
+
+    return ENV_IDS
+
+
+@pytest.mark.parametrize("env_id", _all_env_ids())
+def test_random_and_zero_policies_do_not_solve_the_task(env_id: str) -> None:
+    for policy in ("random", "zero"):
+        wins = _success_count(env_id, policy)
+        assert wins <= SOUND_MAX_SUCCESS, f"{env_id}: {policy} policy won {wins}/{SOUND_EPISODES}"
+
+
+def test_in_hand_rotation_counts_only_an_upright_held_cube() -> None:
+    """A cube knocked off the palm while tumbling is neither rotated nor a success (v0 counted
+    its tumbling yaw)."""
+    env = InHandRotateEnv()
+    env.reset(seed=0)
+    qadr = env.model.jnt_qposadr[env.model.joint("cube_free").id]
+    # Tip the cube onto an edge (45 deg about x) and spin it about z: no rotation is credited.
+    import mujoco
+
+    from softrod.envs._scene import quat_from_axis_angle
+
+    env.data.qpos[qadr + 3 : qadr + 7] = quat_from_axis_angle([1, 0, 0], math.radians(45))
+    env.data.qvel[env._cube_qvel + 3 : env._cube_qvel + 6] = [0.0, 0.0, 20.0]
+    mujoco.mj_forward(env.model, env.data)
+    _, _, _, _, info = env.step(np.zeros(8))
+    assert info["tilt"] > math.radians(20) and info["rotation"] == 0.0 and not info["success"]

@@ -1,13 +1,13 @@
-"""Gymnasium environments, registered as `softrod/<Name>-v0` on `import softrod.envs`.
+"""Gymnasium environments, registered as `softrod/<Name>-v<N>` on `import softrod.envs`.
 
 | id | task | source |
 |---|---|---|
 | `softrod/Reach-v0` | five-segment robot reaches random targets | SoftManiSim App. F |
 | `softrod/ReachObstacle-v0` | the same with a bar obstacle and its contact penalty | App. F |
-| `softrod/TrackTrajectory-v0` | follow a target moving along the A.3 trajectories | App. E/H |
+| `softrod/TrackTrajectory-v1` | follow a target moving along the A.3 trajectories | App. E/H |
 | `softrod/PlanarReach-v0` | planar two-segment arm reaches targets in its plane | SomoGym |
-| `softrod/SnakeLocomotion-v0` | soft snake crawls forward (wheels: anisotropic friction) | SoMo |
-| `softrod/InHandRotate-v0` | four soft fingers rotate a cube on a palm | SoMo |
+| `softrod/SnakeLocomotion-v1` | soft snake crawls forward (wheels: anisotropic friction) | SoMo |
+| `softrod/InHandRotate-v1` | four soft fingers rotate a cube on a palm | SoMo |
 | `softrod/PushCube-v0` | soft neck on a quadruped pushes a cube to a target | App. G |
 | `softrod/WholeBodyGrasp-v0` | TDCR on a Panda wraps a cylinder, bins it | seed 002 task 1 |
 | `softrod/FlipSwitch-v0` | TDCR on a Panda flips a wall switch from behind | seed 002 task 2 |
@@ -32,10 +32,10 @@ __all__ = ["ENV_IDS"]
 _ENTRIES = {
     "Reach-v0": "softrod.envs.reach_v0:ReachEnv",
     "ReachObstacle-v0": "softrod.envs.reach_obstacle_v0:ReachObstacleEnv",
-    "TrackTrajectory-v0": "softrod.envs.track_trajectory_v0:TrackTrajectoryEnv",
+    "TrackTrajectory-v1": "softrod.envs.track_trajectory_v1:TrackTrajectoryEnv",
     "PlanarReach-v0": "softrod.envs.planar_reach_v0:PlanarReachEnv",
-    "SnakeLocomotion-v0": "softrod.envs.snake_locomotion_v0:SnakeLocomotionEnv",
-    "InHandRotate-v0": "softrod.envs.in_hand_rotate_v0:InHandRotateEnv",
+    "SnakeLocomotion-v1": "softrod.envs.snake_locomotion_v1:SnakeLocomotionEnv",
+    "InHandRotate-v1": "softrod.envs.in_hand_rotate_v1:InHandRotateEnv",
     "PushCube-v0": "softrod.envs.push_cube_v0:PushCubeEnv",
     "WholeBodyGrasp-v0": "softrod.envs.whole_body_grasp_v0:WholeBodyGraspEnv",
     "FlipSwitch-v0": "softrod.envs.flip_switch_v0:FlipSwitchEnv",

@@ -1,4 +1,9 @@
-"""`softrod/InHandRotate-v0`: four soft fingers rotate a cube on a palm (SoMo's in-hand task)."""
+"""`softrod/InHandRotate-v1`: four soft fingers rotate a cube on a palm (SoMo's in-hand task).
+
+v1 (task meaning changed from v0): the rotation counts only while the cube stands upright on
+the palm, and success needs the cube still held (not dropped, upright) — v0 credited the yaw of
+a cube tumbling off the palm, so a random policy "succeeded" in about a third of episodes.
+"""
 
 from __future__ import annotations
 
@@ -36,6 +41,10 @@ FINGER_RADIUS = 0.06
 DROP_RADIUS = 0.07
 #: Rotation about +z [rad] that counts as success.
 SUCCESS_ROTATION = math.pi / 2
+#: The cube is upright while its own z axis is within this angle of the palm normal [rad]: a
+#: cube resting on a face tilts by a few degrees at most under the fingers; 20 deg separates
+#: that from a cube rolling over an edge.
+UPRIGHT_TILT = math.radians(20.0)
 
 
 def rotation_gait(
@@ -83,9 +92,10 @@ class InHandRotateEnv(MujocoEnv):
     counter-clockwise about the palm normal (tangential), in units of M_max [N m].
 
     Reward terms: `rotation` = 10 x the cube's yaw change this step [rad] (counter-clockwise
-    positive), `center` = -5 x horizontal offset of the cube [m], `drop` = -10 when the cube
-    leaves the palm. `info`: `success` (accumulated yaw >= 90 deg), `rotation` [rad],
-    `offset` [m], `dropped`.
+    positive, counted only while the cube is upright), `center` = -5 x horizontal offset of the
+    cube [m], `drop` = -10 when the cube leaves the palm. `info`: `success` (upright, on the palm
+    and turned by >= 90 deg about the palm normal while upright), `rotation` [rad], `tilt` [rad]
+    (the cube's z axis from the palm normal), `offset` [m], `dropped`.
     """
 
     control_period = 0.05
@@ -205,6 +215,7 @@ class InHandRotateEnv(MujocoEnv):
         self.data.qpos[qadr + 3 : qadr + 7] = quat_from_axis_angle([0, 0, 1], yaw)
         mujoco.mj_forward(self.model, self.data)
         self._yaw_prev = self._cube_yaw()
+        self._upright_prev = True
         self.rotation = 0.0
 
     def _apply_action(self, action: np.ndarray) -> None:
@@ -218,8 +229,13 @@ class InHandRotateEnv(MujocoEnv):
     def _evaluate(self) -> tuple[np.ndarray, dict[str, float], bool, dict[str, Any]]:
         d = self.data
         yaw = self._cube_yaw()
+        tilt = math.acos(float(np.clip(d.xmat[self._cube][8], -1.0, 1.0)))
+        upright = tilt <= UPRIGHT_TILT
+        # Yaw is a rotation about the palm normal only while the cube stands on its face.
         dyaw = (yaw - self._yaw_prev + math.pi) % (2 * math.pi) - math.pi
-        self._yaw_prev = yaw
+        if not (upright and self._upright_prev):
+            dyaw = 0.0
+        self._yaw_prev, self._upright_prev = yaw, upright
         self.rotation += dyaw
         pos = d.xpos[self._cube].copy()
         offset = float(np.hypot(pos[0], pos[1]))
@@ -240,8 +256,9 @@ class InHandRotateEnv(MujocoEnv):
             "drop": -10.0 if dropped else 0.0,
         }
         info = {
-            "success": bool(self.rotation >= SUCCESS_ROTATION),
+            "success": bool(self.rotation >= SUCCESS_ROTATION and upright and not dropped),
             "rotation": self.rotation,
+            "tilt": tilt,
             "offset": offset,
             "dropped": dropped,
         }

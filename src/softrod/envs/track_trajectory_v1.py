@@ -1,4 +1,8 @@
-"""`softrod/TrackTrajectory-v0`: follow a moving target along SoftManiSim's trajectories (A.3)."""
+"""`softrod/TrackTrajectory-v1`: follow a moving target along SoftManiSim's trajectories (A.3).
+
+v1 (task meaning changed from v0): success is judged on the tracking error over the whole loop
+(its mean, as A.3/A.4 report tracking), not on the distance at the last step.
+"""
 
 from __future__ import annotations
 
@@ -43,8 +47,10 @@ class TrackTrajectoryEnv(ReachEnv):
     Action, shape (10,), in [-1, 1]: as `Reach-v0` (curvature rates, kappa_rate [1/m per step]).
 
     Reward terms: `track` = exp(-500 d^2) (SoftManiSim's tracking reward, App. H), `distance` =
-    -`distance_weight` d. `info`: `success` (d <= `success_radius`), `distance` [m], `tip`,
-    `target`, `trajectory` (name), `phase` (fraction of the loop done).
+    -`distance_weight` d. `info`: `tracking_error` (mean d over the steps since the target
+    started moving) [m], `success` (at the episode's last step: `tracking_error` <=
+    `success_radius`; False before), `distance` [m], `tip`, `target`, `trajectory` (name),
+    `phase` (fraction of the loop done).
     """
 
     def __init__(
@@ -95,6 +101,7 @@ class TrackTrajectoryEnv(ReachEnv):
         self._path = np.zeros((1, 3))
         self._path_vel = np.zeros((1, 3))
         self._name = TRAJECTORY_NAMES[0]
+        self._error_sum, self._error_steps = 0.0, 0
 
     def _reset_task(self) -> None:
         self._reset_robot()
@@ -107,6 +114,7 @@ class TrackTrajectoryEnv(ReachEnv):
             self._name, center, dt=self.dt, loops=1.0, scale=self.scale, period=self.period
         )
         self._move_target()
+        self._error_sum, self._error_steps = 0.0, 0
 
     def _path_index(self) -> int:
         return int(min(max(self._step_count - self.hold_steps, 0), len(self._path) - 1))
@@ -122,7 +130,13 @@ class TrackTrajectoryEnv(ReachEnv):
         d = info["distance"]
         moving = self._step_count >= self.hold_steps
         vel = self._path_vel[self._path_index()] if moving else np.zeros(3)
-        info["success"] = bool(d <= self.success_radius)
+        if moving:
+            self._error_sum += d
+            self._error_steps += 1
+        mean_error = self._error_sum / max(self._error_steps, 1)
+        info["tracking_error"] = mean_error
+        done = self._step_count >= self.episode_steps
+        info["success"] = bool(done and mean_error <= self.success_radius)
         info["trajectory"] = self._name
         info["phase"] = self._path_index() / max(len(self._path) - 1, 1)
         terms = {"track": float(np.exp(-500.0 * d * d)), "distance": -self.distance_weight * d}
