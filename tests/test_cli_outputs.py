@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 import softrod
-import softrod.cli._learn_cmds  # noqa: F401  (registers the commands)
+import softrod.cli._dynamics_cmds  # noqa: F401  (registers the commands)
+import softrod.cli._learn_cmds  # noqa: F401
 import softrod.cli._mujoco_cmds  # noqa: F401
 import softrod.cli._static_cmds  # noqa: F401
 import softrod.cli._sysid_cmds  # noqa: F401
@@ -270,3 +271,25 @@ def test_killed_behaviour_cloning_resumes_to_the_same_weights(tmp_path):
     assert summary["resumed_from_iteration"] >= 100
     # No temporary files are left behind.
     assert not [p for p in run.iterdir() if p.name.startswith(".")]
+
+
+def test_a_diverged_simulation_exits_1_with_its_json(capsys):
+    """A time step far above the stable one diverges: the JSON still prints, exit code 1."""
+    import json
+
+    argv = [
+        "simulate",
+        "tdcr3",
+        "--duration",
+        "0.01",
+        "--dt",
+        "1e-3",
+        "--elements",
+        "10",
+        "--tensions",
+        "2,0,0,0,0,0,0,0,0",
+        "--json",
+    ]
+    assert main(argv) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["success"] is False and "diverged" in out["message"]

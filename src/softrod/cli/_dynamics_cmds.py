@@ -58,6 +58,9 @@ def simulate(
                            elements=elements, **kw)  # fmt: skip
     if as_json:
         print(json.dumps(res.to_dict()))
-        return
-    for key, value in res.to_dict().items():
-        print(f"{key}: {value}")
+    else:
+        for key, value in res.to_dict().items():
+            print(f"{key}: {value}")
+    # A diverged run printed its samples up to the failure; the exit code says it failed.
+    if not res.success:
+        raise typer.Exit(1)

@@ -88,7 +88,10 @@ class DynamicResult:
             "shear_eval": self.model.shear_eval,
             "stiffness_scale": self.stiffness_scale,
             "wall_time": self.wall_time,
-            "final_tip_position": self.tip_position[-1].tolist(),
+            # A run that diverged before its first sample has no tip position to report.
+            "final_tip_position": (
+                self.tip_position[-1].tolist() if len(self.tip_position) else None
+            ),
         }
         if trajectory:
             out["t"] = self.t.tolist()
