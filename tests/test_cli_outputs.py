@@ -293,3 +293,19 @@ def test_a_diverged_simulation_exits_1_with_its_json(capsys):
     assert main(argv) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["success"] is False and "diverged" in out["message"]
+
+
+@pytest.mark.parametrize(
+    ("command", "needles"),
+    [
+        ("simulate", ("Simulated time [s]", "[m/s^2]", "[default: 1.0]")),
+        ("solve", ("[m/s^2]", "[m]")),
+        ("calibrate", ("Gravity [m/s^2]",)),
+    ],
+)
+def test_help_keeps_units_and_defaults(command, needles, capsys):
+    """Units in square brackets once vanished from --help (read as markup tags)."""
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for needle in needles:
+        assert needle in text, needle

@@ -10,8 +10,13 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help texts are plain text: units such as [s] or [m/s^2] would otherwise be read as rich
+    # markup tags and vanish from --help.
+    rich_markup_mode=None,
 )
-bench_app = typer.Typer(help="Benchmarks; each prints `case.metric: value` lines.")
+bench_app = typer.Typer(
+    help="Benchmarks; each prints `case.metric: value` lines.", rich_markup_mode=None
+)
 app.add_typer(bench_app, name="bench")
 
 

@@ -75,7 +75,7 @@ def plan_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the test set and the planner.")] = 0,
     time_budget: Annotated[
-        float, typer.Option("--time-budget", help=r"Planner wall-clock limit per query \[s].")
+        float, typer.Option("--time-budget", help="Planner wall-clock limit per query [s].")
     ] = 30.0,
     trials: Annotated[
         int, typer.Option(help="Planning trials per environment and model (--benchmark).")
@@ -177,7 +177,7 @@ def plan_cmd(
 def bench_planning(
     seed: Annotated[int, typer.Option(help="Seed of the test set and the planner.")] = 0,
     time_budget: Annotated[
-        float, typer.Option("--time-budget", help=r"Planner wall-clock limit per query \[s].")
+        float, typer.Option("--time-budget", help="Planner wall-clock limit per query [s].")
     ] = 30.0,
     cache_dir: Annotated[
         Path, typer.Option("--cache-dir", help="Where datasets and the network are cached.")

@@ -63,7 +63,7 @@ LengthsOpt = Annotated[
     typer.Option(
         "--lengths",
         metavar="L1,L2,...",
-        help=r"Commanded tendon lengths \[m] (elastic tendons; instead of --tensions).",
+        help="Commanded tendon lengths [m] (elastic tendons; instead of --tensions).",
     ),
 ]
 TipForceOpt = Annotated[
@@ -87,7 +87,7 @@ GravityOpt = Annotated[
     typer.Option(
         "--gravity",
         metavar="GX,GY,GZ",
-        help=r"Gravity \[m/s^2]; adds the weight of backbone and disks.",
+        help="Gravity [m/s^2]; adds the weight of backbone and disks.",
     ),
 ]
 PointLoadOpt = Annotated[
@@ -95,7 +95,7 @@ PointLoadOpt = Annotated[
     typer.Option(
         "--point-load",
         metavar="S,FX,FY,FZ[,MX,MY,MZ]",
-        help=r"World-frame point load at arc length S \[m] (force [N], moment [N m]); repeatable.",
+        help="World-frame point load at arc length S [m] (force [N], moment [N m]); repeatable.",
     ),
 ]
 MethodOpt = Annotated[

@@ -98,7 +98,7 @@ def calibrate_cmd(
         float, typer.Option("--pretension", help="Initial tendon pretension [N].")
     ] = 0.0,
     gravity: Annotated[
-        str | None, typer.Option("--gravity", metavar="GX,GY,GZ", help=r"Gravity \[m/s^2].")
+        str | None, typer.Option("--gravity", metavar="GX,GY,GZ", help="Gravity [m/s^2].")
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the Bayesian search.")] = 0,
     output: Annotated[
