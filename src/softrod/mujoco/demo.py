@@ -90,7 +90,7 @@ def demo_scene(post: bool = True) -> dict[str, Any]:
     then the tendons curl it around. Tensions are filled in by `run_demo` (they depend on the
     flange orientation).
     """
-    from softrod.mujoco._bench import tdcr3_robot
+    from softrod.bench._mujoco import tdcr3_robot
     from softrod.scene._rigid import PANDA_HOME
 
     objects = []
@@ -164,10 +164,10 @@ def run_demo(out_dir: Path) -> dict[str, Any]:
     os.environ.setdefault("MUJOCO_GL", "egl")
     import time
 
-    from softrod.mujoco._bench import plot_static
+    from softrod.bench._mujoco import plot_static
     from softrod.mujoco._render import render_image, render_video
-    from softrod.mujoco._validate import MATERIALS, static_errors
     from softrod.scene import build_scene
+    from softrod.validate._chain import MATERIALS, static_errors
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
