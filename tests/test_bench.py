@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -11,6 +12,10 @@ import softrod.bench._cases as cases_module
 from softrod.bench import CASES, BenchCase, BenchRun, format_metric, print_run, run_case
 from softrod.cli import bench_app, main
 from softrod.description import find_robot, load_robot
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "softrod"
+#: Packages that measure or present (they may import every library layer).
+STUDY_LAYERS = ("bench", "validate", "cli")
 
 
 def test_every_bench_subcommand_is_a_case_in_registry_order() -> None:
@@ -110,3 +115,34 @@ def test_studies_use_the_shipped_validation_rods() -> None:
     assert RELEASE_CASES["tpu_rod"][0] == load_robot(find_robot("tpu_rod"))
     assert RELEASE_CASES["steel_rod"][0] == load_robot(find_robot("spring_steel_rod"))
     assert tdcr3_robot() == load_robot(find_robot("tdcr3"))
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def test_no_library_layer_imports_softrod_itself_or_a_study() -> None:
+    """Studies sit above what they measure: a library layer never imports `softrod` (the
+    top-level package), `softrod.bench`, `softrod.validate` or the CLI; `validate` never imports
+    `bench` or the CLI, and `bench` never imports the CLI."""
+    above = {"bench": ("cli",), "validate": ("bench", "cli"), "cli": ()}
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        if len(rel.parts) < 2:
+            continue
+        pkg = rel.parts[0]
+        forbidden = above.get(pkg, STUDY_LAYERS)
+        for line, module in _imports(path):
+            parts = module.split(".")
+            if pkg != "cli" and module == "softrod":
+                bad.append(f"{rel}:{line} imports softrod itself")
+            elif parts[0] == "softrod" and len(parts) > 1 and parts[1] in forbidden:
+                bad.append(f"{rel}:{line} imports {module}")
+    assert not bad, "\n".join(bad)
