@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.markup import escape
 
 import softrod.bench._cases as cases_module
 from softrod.bench import CASES, BenchCase, BenchRun, format_metric, print_run, run_case
@@ -22,7 +23,14 @@ def test_every_bench_subcommand_is_a_case_in_registry_order() -> None:
     names = [cmd.name for cmd in bench_app.registered_commands]
     assert names == list(CASES)
     for cmd in bench_app.registered_commands:
-        assert cmd.help == CASES[cmd.name].measures
+        assert cmd.help == escape(CASES[cmd.name].measures)
+
+
+def test_bench_help_keeps_bracketed_units(capsys: pytest.CaptureFixture[str]) -> None:
+    """`[points/s]` and `softrod[warp]` were read as rich markup and vanished from the help."""
+    assert main(["bench", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "[points/s]" in out and "softrod[warp]" in out
 
 
 def test_runner_prints_case_metric_lines_and_json(capsys: pytest.CaptureFixture[str]) -> None:

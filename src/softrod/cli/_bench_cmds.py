@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from softrod.bench import CASES, run_case
 from softrod.cli._app import CliError, bench_app
@@ -197,6 +198,7 @@ _COMMANDS: dict[str, Any] = {
     "warp-reach": bench_warp_reach_cmd,
 }
 
-# Register every case as `softrod bench NAME`, in the registry's order, its help from the case.
+# Register every case as `softrod bench NAME`, in the registry's order, its help from the case
+# (escaped: rich would read `[points/s]` or `softrod[warp]` as markup and drop it).
 for _case in CASES.values():
-    bench_app.command(_case.name, help=_case.measures)(_COMMANDS[_case.name])
+    bench_app.command(_case.name, help=escape(_case.measures))(_COMMANDS[_case.name])
