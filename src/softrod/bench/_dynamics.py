@@ -26,8 +26,13 @@ __all__ = ["RELEASE_CASES", "run_dynamics_bench"]
 
 
 def _shipped(name: str) -> RobotSpec:
-    """A seed-002 validation rod from its shipped description (softrod/data/robots)."""
-    return load_robot(find_robot(name))
+    """A seed-002 validation rod from its shipped description (softrod/data/robots), as one
+    uniform segment of its total length: the shipped split at L/2 serves the MuJoCo protocol's
+    mid wrench, and a node there would change the release's static start (steel: 6th digit)."""
+    spec = load_robot(find_robot(name))
+    data = spec.to_dict()
+    data["segments"] = [{**data["segments"][0], "length": spec.total_length}]
+    return load_robot(data)
 
 
 #: The seed-002 validation rods (ALGORITHMS.md §C.3): TPU 0.4 m, spring steel 0.6 m.
