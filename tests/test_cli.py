@@ -11,14 +11,13 @@ import json
 import math
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import softrod
-from softrod.cli import CliError, _static_cmds, main
+from softrod.cli import CliError, _demo, _static_cmds, main
 from softrod.cli._resolve import find_robot, parse_vector, shipped_robots
 from softrod.viz import disk_circles, disk_nodes, tendon_paths
 
@@ -442,13 +441,8 @@ def test_demo_quick_writes_figures_and_summary(
         assert str(out_dir / name) in out
 
 
-def _fake_hook_module(monkeypatch: pytest.MonkeyPatch, fn: object) -> None:
-    module = types.ModuleType("softrod_test_fake_demo")
-    module.run_demo = fn  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "softrod_test_fake_demo", module)
-    monkeypatch.setattr(
-        _static_cmds, "DEMO_HOOKS", (("fake", "softrod_test_fake_demo", "run_demo"),)
-    )
+def _fake_optional_demo(monkeypatch: pytest.MonkeyPatch, fn: object) -> None:
+    monkeypatch.setattr(_demo, "OPTIONAL_DEMOS", (("fake", fn),))
 
 
 @pytest.mark.slow
@@ -460,7 +454,7 @@ def test_demo_runs_hooks_and_records_their_output(
         (out / "made.txt").write_text("ok")
         return {"file": str(out / "made.txt")}
 
-    _fake_hook_module(monkeypatch, run_demo)
+    _fake_optional_demo(monkeypatch, run_demo)
     code, out, err = run(capsys, "demo", "-o", tmp_path, "--quick")
     assert code == 0, err
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -475,7 +469,7 @@ def test_demo_hook_error_is_recorded_and_raised(
     def run_demo(out: Path) -> None:
         raise ValueError("boom")
 
-    _fake_hook_module(monkeypatch, run_demo)
+    _fake_optional_demo(monkeypatch, run_demo)
     with pytest.raises(RuntimeError, match="demo hook failed") as info:
         main(["demo", "-o", str(tmp_path), "--quick"])
     assert isinstance(info.value.__cause__, ValueError)
@@ -484,23 +478,14 @@ def test_demo_hook_error_is_recorded_and_raised(
     assert summary["success"] is False
 
 
-def test_hook_skips_only_what_is_optional(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    status, _ = _static_cmds._run_hook("x", "softrod._no_such_demo_module", "run_demo", tmp_path)
-    assert status.startswith("skipped: ModuleNotFoundError")
-    module = types.ModuleType("softrod_test_fake_demo")
-    monkeypatch.setitem(sys.modules, "softrod_test_fake_demo", module)
-    status, _ = _static_cmds._run_hook("x", "softrod_test_fake_demo", "run_demo", tmp_path)
-    assert status.startswith("skipped: AttributeError")
-
+def test_optional_demo_skips_only_what_is_optional(tmp_path: Path) -> None:
     def needs_optional_dependency(out: Path) -> None:
         import softrod_test_no_such_dependency  # noqa: F401
 
     def has_internal_bug(out: Path) -> None:
         import softrod._no_such_internal_module  # noqa: F401
 
-    module.run_demo = needs_optional_dependency  # type: ignore[attr-defined]
-    status, _ = _static_cmds._run_hook("x", "softrod_test_fake_demo", "run_demo", tmp_path)
+    status, _ = _demo._run_optional("x", needs_optional_dependency, tmp_path)
     assert status.startswith("skipped: ModuleNotFoundError")
-    module.run_demo = has_internal_bug  # type: ignore[attr-defined]
     with pytest.raises(ModuleNotFoundError):
-        _static_cmds._run_hook("x", "softrod_test_fake_demo", "run_demo", tmp_path)
+        _demo._run_optional("x", has_internal_bug, tmp_path)

@@ -19,7 +19,7 @@ import softrod
 from softrod.cli import main
 from softrod.mujoco import build_spec, chain_info, chain_layout, split_links
 from softrod.mujoco._equilibrium import PointLoad, settle, static_equilibrium
-from softrod.mujoco._validate import (
+from softrod.validate import (
     euler_bernoulli_frequency,
     free_oscillation,
     make_model,

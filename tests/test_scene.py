@@ -330,7 +330,7 @@ def test_quadruped_stands():
 
 
 def test_tensions_toward_points_the_tendon_moment():
-    from softrod.mujoco.demo import tensions_toward
+    from softrod.cli._demo import tensions_toward
 
     robot = softrod.load_robot(TDCR3)
     for segment in range(3):
@@ -352,14 +352,14 @@ def test_tensions_toward_points_the_tendon_moment():
 
 @needs_gl
 def test_run_demo_writes_video_image_and_plot(tmp_path: Path, monkeypatch):
-    from softrod.mujoco import demo
+    from softrod.cli import _demo as demo
 
     # The real demo is 4 s of video and 20 samples per material; the pipeline is the same.
     monkeypatch.setattr(demo, "_DURATION", 0.3)
     monkeypatch.setattr(demo, "_DEMO_SAMPLES", 2)
     monkeypatch.setattr(demo, "_DEMO_SLIDES_SAMPLES", 2)
     monkeypatch.setattr(demo, "_DEMO_LINKS", (10, 20))
-    summary = demo.run_demo(tmp_path)
+    summary = demo.mujoco_demo(tmp_path)
     for key in ("video", "image", "static_plot"):
         assert Path(summary[key]).stat().st_size > 1000
     import json

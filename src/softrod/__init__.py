@@ -6,11 +6,10 @@
 >>> sol.tip_position  # doctest: +SKIP
 """
 
+from softrod._version import __version__
 from softrod.description import DescriptionError, RobotSpec, load_robot
 from softrod.dynamics import DynamicResult, simulate_dynamic
 from softrod.rods import RodModel, StaticResult, compile_model, solve_static
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DescriptionError",

@@ -15,6 +15,7 @@ except ImportError:  # pragma: no cover - older typer with click as a dependency
 
 # Command modules register themselves on import.
 from softrod.cli import _static_cmds  # noqa: F401, E402  isort: skip
+from softrod.cli import _demo  # noqa: F401, E402  isort: skip
 from softrod.cli import _mujoco_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _bench_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _control_cmds  # noqa: F401, E402  isort: skip

@@ -1,15 +1,14 @@
-"""`softrod track` and `softrod bench observer` (issue 4)."""
+"""`softrod track` (issue 4); `softrod bench observer` is in `_bench_cmds`."""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 import typer
 
-from softrod.cli._app import app, bench_app
+from softrod.cli._app import app
 
 #: SoftManiSim Table 5 average MSE [m^2] per trajectory (ALGORITHMS.md A.3).
 PAPER_MSE_MEAN = {
@@ -84,25 +83,3 @@ def track_cmd(
             f"{name}: MSE per axis {np.array2string(res.mse, precision=2)} m^2, "
             f"mean {res.mse_mean:.3g} m^2 (paper {PAPER_MSE_MEAN[name]:.3g}); plot {plot}"
         )
-
-
-@bench_app.command("observer")
-def bench_observer(
-    n: int = typer.Option(500, "--n", help="Steps of the random input sequence (100 Hz)."),
-    n_scipy: int = typer.Option(10, help="Steps solved with the SciPy L-M baseline."),
-    seed: int = typer.Option(0),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """Observer vs warm-started shooting vs SciPy L-M (SoftManiSim Fig. 4 protocol)."""
-    from softrod.bench import run_observer_bench
-
-    if n < 10:
-        raise ValueError(f"--n must be >= 10, got {n}")
-    t0 = time.perf_counter()
-    out = run_observer_bench(n_steps=n, n_scipy=n_scipy, seed=seed)
-    out["bench.wall_time_s"] = time.perf_counter() - t0
-    if as_json:
-        print(json.dumps(out))
-        return
-    for key, value in out.items():
-        print(f"{key}: {value:.6g}")

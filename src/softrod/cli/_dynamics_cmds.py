@@ -1,4 +1,4 @@
-"""Dynamics commands: `softrod bench dynamics` and `softrod simulate` (issue 5)."""
+"""Dynamics commands: `softrod simulate` (issue 5); `softrod bench dynamics` is in `_bench_cmds`."""
 
 from __future__ import annotations
 
@@ -6,28 +6,7 @@ import json
 
 import typer
 
-from softrod.cli._app import CliError, app, bench_app
-
-
-@bench_app.command("dynamics")
-def bench_dynamics(
-    elements: int = typer.Option(20, "--elements", help="Elements along the rod."),
-    pyelastica: bool = typer.Option(
-        True, "--pyelastica/--no-pyelastica", help="Also run PyElastica when it is installed."
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead."),
-) -> None:
-    """LGVI release test (TPU and steel rods): speed, f1 vs Euler-Bernoulli, energy; PyElastica."""
-    from softrod.dynamics._bench import run_dynamics_bench
-
-    if elements < 2:
-        raise CliError(f"--elements must be >= 2, got {elements}")
-    out = run_dynamics_bench(elements=elements, pyelastica=pyelastica)
-    if as_json:
-        print(json.dumps(out))
-        return
-    for key, value in out.items():
-        print(f"{key}: {value:.6g}")
+from softrod.cli._app import app
 
 
 @app.command("simulate")

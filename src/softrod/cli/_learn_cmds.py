@@ -1,4 +1,4 @@
-"""`softrod train | eval | demos | bc | teleop` and `softrod bench envs` (learning, issue 6)."""
+"""`softrod train | eval | demos | bc | teleop` (learning, issue 6)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from softrod._gl import choose_gl_backend
-from softrod.cli._app import CliError, app, bench_app
+from softrod.cli._app import CliError, app
 
 __all__ = ["resolve_env_id"]
 
@@ -196,71 +196,6 @@ def eval_cmd(
     if out is not None:
         res.to_json(out)
     _print_summary(res.summary(), as_json)
-
-
-@bench_app.command("envs")
-def bench_envs_cmd(
-    envs: str | None = typer.Option(None, help="Comma-separated environments (default: all)."),
-    steps: int = typer.Option(1000, help="Steps per measurement."),
-    workers: int = typer.Option(2, help="Workers of the AsyncVectorEnv measurement (0: skip)."),
-    seed: int = typer.Option(0, help="Seed."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Steps per second of every environment, in one process and with N async workers."""
-    from softrod.learn._bench import bench_envs
-
-    if steps < 10:
-        raise CliError(f"--steps must be >= 10, got {steps}")
-    if workers < 0:
-        raise CliError(f"--workers must be >= 0, got {workers}")
-    ids = [resolve_env_id(e.strip()) for e in envs.split(",")] if envs else None
-    out = bench_envs(ids, steps=steps, workers=workers, seed=seed)
-    if as_json:
-        print(json.dumps(out))
-        return
-    for key, value in out.items():
-        print(f"{key}: {value:.6g}")
-
-
-@bench_app.command("warp-reach")
-def bench_warp_reach_cmd(
-    worlds: str = typer.Option("1024,4096", help="Comma-separated world counts."),
-    steps: int = typer.Option(200, help="Batched control steps per measurement."),
-    device: str | None = typer.Option(None, help="Warp device, e.g. cuda:0 [Warp's default]."),
-    seed: int = typer.Option(0, help="Seed of the targets."),
-    cross_check: int = typer.Option(
-        0,
-        "--cross-check",
-        help="Also compare 3 worlds with Reach-v0 (MuJoCo C) for 1 s, for this many seeds.",
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Reach-v0 batched on a GPU with MuJoCo Warp: world-steps per second (needs softrod[warp])."""
-    try:
-        counts = [int(w) for w in worlds.split(",")]
-    except ValueError:
-        raise CliError(f"--worlds must be comma-separated integers, got {worlds!r}") from None
-    if not counts or min(counts) < 1:
-        raise CliError(f"--worlds must be positive, got {worlds!r}")
-    if steps < 1:
-        raise CliError(f"--steps must be >= 1, got {steps}")
-    try:
-        from softrod.envs.batched_reach import bench_batched_reach, cross_check_seeds
-
-        out = {}
-        if cross_check > 0:
-            for key, value in cross_check_seeds(cross_check, device=device).items():
-                out[f"Reach-warp.cross_check.{key}"] = value
-        for n in counts:
-            for key, value in bench_batched_reach(n, steps=steps, device=device, seed=seed).items():
-                out[f"Reach-warp.worlds_{n}.{key}"] = value
-    except ImportError as exc:
-        raise CliError(str(exc)) from None
-    if as_json:
-        print(json.dumps(out))
-        return
-    for key, value in out.items():
-        print(f"{key}: {value:.6g}")
 
 
 @app.command("demos")

@@ -1,4 +1,4 @@
-"""MuJoCo commands: `softrod mjcf`, `render`, `view` and `bench mujoco` (issue 3).
+"""MuJoCo commands: `softrod mjcf`, `render` and `view` (issue 3).
 
 `import mujoco` happens inside the commands so that the static commands start fast.
 """
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from softrod._gl import choose_gl_backend
-from softrod.cli._app import CliError, app, bench_app
+from softrod.cli._app import CliError, app
 from softrod.cli._outputs import atomic_path, prepare_output
 
 __all__: list[str] = []
@@ -213,50 +213,3 @@ def view_cmd(
             sc.step()
             viewer.sync()
             time.sleep(max(0.0, sc.model.opt.timestep - (time.perf_counter() - start)))
-
-
-@bench_app.command("mujoco")
-def bench_mujoco_cmd(
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for report.md, results.json, plots.")
-    ] = Path("runs/bench/mujoco"),
-    samples: Annotated[
-        int | None, typer.Option("--samples", help="Static samples per material (default 500).")
-    ] = None,
-    quick: Annotated[bool, typer.Option("--quick", help="Small protocol (minutes less).")] = False,
-) -> None:
-    """Accuracy (static, tendons, dynamics) and speed of the MuJoCo chain; writes a report."""
-    from dataclasses import replace
-
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from softrod.mujoco._bench import BenchConfig, bench_units, run_mujoco_bench
-
-    cfg = BenchConfig.quick() if quick else BenchConfig()
-    if samples is not None:
-        if samples < 2:
-            raise CliError(f"--samples must be >= 2, got {samples}")
-        cfg = replace(cfg, samples=samples)
-    from rich.console import Console
-
-    progress = Progress(
-        TextColumn("{task.description:<24}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    with progress:
-        task = progress.add_task("bench mujoco", total=bench_units(cfg))
-        result = run_mujoco_bench(
-            out,
-            cfg,
-            emit=lambda text: print(text, flush=True),
-            advance=lambda desc: progress.update(task, advance=1, description=desc),
-        )
-    print(f"report: {result['files']['report']}")
-    if not all(result["checks"].values()):
-        failed = [k for k, v in result["checks"].items() if not v]
-        print(f"softrod: bench mujoco: targets missed: {', '.join(failed)}", file=sys.stderr)
-        raise typer.Exit(1)

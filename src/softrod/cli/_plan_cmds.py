@@ -1,4 +1,4 @@
-"""`softrod plan` and `softrod bench planning`: pressure-space RRT* with learned residuals.
+"""`softrod plan`: pressure-space RRT* with learned residuals.
 
 Progress goes to stderr so that `--json` prints exactly one JSON object on stdout.
 """
@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
-from softrod.cli._app import CliError, app, bench_app
+from softrod.cli._app import CliError, app
 from softrod.description import json_safe
 
-__all__ = ["plan_cmd", "bench_planning"]
+__all__ = ["plan_cmd"]
 
 EnvArg = Annotated[
     Path | None,
@@ -171,42 +171,3 @@ def plan_cmd(
     )
     for i, q in enumerate(plan.waypoints):
         print(f"  waypoint {i}: " + ", ".join(f"{p / PSI:+.2f}" for p in q) + " psi")
-
-
-@bench_app.command("planning")
-def bench_planning(
-    seed: Annotated[int, typer.Option(help="Seed of the test set and the planner.")] = 0,
-    time_budget: Annotated[
-        float, typer.Option("--time-budget", help="Planner wall-clock limit per query [s].")
-    ] = 30.0,
-    cache_dir: Annotated[
-        Path, typer.Option("--cache-dir", help="Where datasets and the network are cached.")
-    ] = Path("runs/planning"),
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead.")] = False,
-) -> None:
-    """The planning benchmark (same as `softrod plan --benchmark`), as `case.metric: value`."""
-    from softrod.planning._benchmark import run_benchmark
-
-    cfg = _config(seed, time_budget, None, 1, None)
-    summary, _ = run_benchmark(cfg, cache_root=cache_dir, log=_log)
-    if as_json:
-        print(json.dumps(json_safe(summary)))
-        return
-    for key in (
-        "error_reduction",
-        "orientation_error_reduction",
-        "queries_per_s_batched",
-        "queries_per_s_single",
-        "plans_found",
-        "median_plan_time_s",
-        "nn_closer_count",
-        "mean_distance_improvement_m",
-        "nn_collisions",
-        "noload_collisions",
-    ):
-        value = summary[key]
-        print(f"planning.{key}: {value:.6g}" if value is not None else f"planning.{key}: nan")
-    for r in summary["environments"]:
-        for key in ("plan_time_s", "nn_distance_to_goal_m", "noload_distance_to_goal_m"):
-            v = r[key]
-            print(f"planning.{r['name']}.{key}: {v:.6g}" if v is not None else "nan")

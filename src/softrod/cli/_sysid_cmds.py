@@ -1,4 +1,4 @@
-"""`softrod calibrate`, `softrod import-somo`, `softrod sweep` and `softrod bench sweep`.
+"""`softrod calibrate`, `softrod import-somo` and `softrod sweep`.
 
 Heavy imports (scipy.optimize, optuna, pyarrow, ray, mujoco) happen inside the commands.
 """
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from softrod.cli._app import CliError, app, bench_app
+from softrod.cli._app import CliError, app
 from softrod.cli._outputs import prepare_output
 from softrod.cli._resolve import find_robot, parse_vector
 from softrod.description import json_safe
@@ -367,34 +367,3 @@ def sweep_cmd(
             file=sys.stderr,
         )
         raise typer.Exit(1)
-
-
-# ---------------------------------------------------------------------------------------------
-# bench sweep
-
-
-@bench_app.command("sweep")
-def bench_sweep(
-    n: Annotated[int, typer.Option("--n", help="Random static points per run.")] = 2000,
-    workers: Annotated[
-        str, typer.Option("--workers", metavar="W1,W2", help="Worker counts to time.")
-    ] = "1,2",
-    ray_backend: Annotated[
-        bool, typer.Option("--ray", help="Also time the Ray backend (local instance).")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
-    """Sweep throughput [points/s] of the static task for each worker count."""
-    from softrod.sweep._bench import run_sweep_bench
-
-    if n < 10:
-        raise CliError(f"--n must be >= 10, got {n}")
-    counts = [int(w) for w in parse_vector("--workers", workers)]
-    if any(w < 1 for w in counts):
-        raise CliError(f"--workers must be >= 1, got {workers!r}")
-    out = run_sweep_bench(n_points=n, workers=counts, ray_backend=ray_backend)
-    if as_json:
-        print(json.dumps(out))
-        return
-    for key, value in out.items():
-        print(f"{key}: {value:.6g}")

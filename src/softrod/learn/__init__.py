@@ -4,7 +4,6 @@ Heavy dependencies (torch, stable-baselines3) are imported inside the functions 
 """
 
 from softrod.learn._bc import BCPolicy, BCResult, is_bc_policy, load_bc_policy, train_bc
-from softrod.learn._bench import bench_envs
 from softrod.learn._config import BCConfig, SACConfig, load_config, save_config
 from softrod.learn._demos import DemoSet, duplicate_mask, record_demos
 from softrod.learn._eval import EvalResult, evaluate, load_sb3_policy
@@ -24,7 +23,6 @@ __all__ = [
     "SACConfig",
     "SwitchExpert",
     "TrainResult",
-    "bench_envs",
     "duplicate_mask",
     "evaluate",
     "is_bc_policy",

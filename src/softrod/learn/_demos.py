@@ -153,7 +153,7 @@ class DemoSet:
 
     def save(self, path: str | Path) -> Path:
         """Write the `.npz` file (format in the module docstring)."""
-        from softrod import __version__
+        from softrod._version import __version__
 
         p = Path(path)
         if p.suffix != ".npz":

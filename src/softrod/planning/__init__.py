@@ -1,6 +1,7 @@
 """Planning with learned residual models (ALGORITHMS.md D): the compensation network, forward
 models for planners, environments and pressure-space RRT*."""
 
+from softrod.planning._benchmark import BenchmarkConfig, run_benchmark
 from softrod.planning._env import (
     BoxObstacle,
     CircleObstacle,
@@ -26,6 +27,7 @@ from softrod.planning._network import (
 from softrod.planning._rrtstar import PlanResult, PressureRRTStar, RRTStarConfig, plan_commands
 
 __all__ = [
+    "BenchmarkConfig",
     "BoxObstacle",
     "CircleObstacle",
     "CompensationNetwork",
@@ -45,5 +47,6 @@ __all__ = [
     "load_environment",
     "plan_commands",
     "rollout_error",
+    "run_benchmark",
     "train_compensation",
 ]

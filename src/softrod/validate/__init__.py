@@ -1,4 +1,9 @@
-"""Validation against the outside world: SoRoSim reference solutions, hardware recordings."""
+"""Every validation study: the MuJoCo chain vs the exact rod (seed-002 protocol), SoRoSim
+reference solutions, hardware recordings. Studies load robots from the shipped descriptions by
+name and sit above the layers they measure; no library layer imports them.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from softrod.validate._dynamics import release_study
 from softrod.validate._hardware import (
@@ -15,8 +20,50 @@ from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study, mujoco_sw
 from softrod.validate._sorosim import StaticStudy, sorosim_robot, static_solver_study
 from softrod.validate._studies import hardware_study, sorosim_study
 
+if TYPE_CHECKING:
+    from softrod.validate._chain import MATERIALS as CHAIN_MATERIALS
+    from softrod.validate._chain import (
+        Oscillation,
+        StaticSample,
+        euler_bernoulli_frequency,
+        free_oscillation,
+        make_model,
+        material_robot,
+        random_samples,
+        reference_tips,
+        static_errors,
+        tendon_tip,
+    )
+
+#: MuJoCo-chain validation (`softrod.validate._chain`), imported on first use so that
+#: `import softrod.validate` does not need MuJoCo.
+_CHAIN_NAMES = (
+    "CHAIN_MATERIALS",
+    "Oscillation",
+    "StaticSample",
+    "euler_bernoulli_frequency",
+    "free_oscillation",
+    "make_model",
+    "material_robot",
+    "random_samples",
+    "reference_tips",
+    "static_errors",
+    "tendon_tip",
+)
+
 __all__ = [
+    "CHAIN_MATERIALS",
     "LINKS",
+    "Oscillation",
+    "StaticSample",
+    "euler_bernoulli_frequency",
+    "free_oscillation",
+    "make_model",
+    "material_robot",
+    "random_samples",
+    "reference_tips",
+    "static_errors",
+    "tendon_tip",
     "ROBOTS",
     "HardwareFit",
     "HardwareParams",
@@ -34,3 +81,11 @@ __all__ = [
     "static_solver_study",
     "tip_errors_mm",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CHAIN_NAMES:
+        from softrod.validate import _chain
+
+        return _chain.MATERIALS if name == "CHAIN_MATERIALS" else getattr(_chain, name)
+    raise AttributeError(f"module 'softrod.validate' has no attribute {name!r}")

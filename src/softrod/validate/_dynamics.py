@@ -206,7 +206,7 @@ def mujoco_release(
     import mujoco
 
     from softrod.mujoco import PointLoad, static_equilibrium
-    from softrod.mujoco._validate import make_model
+    from softrod.validate._chain import make_model
 
     if ref is None:
         ref = load_sorosim_release(material, index, frame="mujoco")

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from softrod.datasets import TdcrRecording, load_tdcr_recording
-from softrod.description import RobotSpec, load_robot
+from softrod.description import RobotSpec, find_robot, load_robot
 from softrod.rods import compile_model, solve_static
 
 __all__ = [
@@ -138,7 +138,7 @@ class HardwareParams:
 def _description_path(robot: str) -> Path:
     if robot not in ROBOTS:
         raise ValueError(f"robot must be one of {list(ROBOTS)}, got {robot!r}")
-    return Path(__file__).resolve().parents[1] / "data" / "robots" / f"{robot}.yaml"
+    return find_robot(robot)
 
 
 def hardware_robot(robot: str, params: HardwareParams | None = None) -> RobotSpec:
@@ -366,7 +366,7 @@ def mujoco_predict_marker(
     import mujoco
 
     from softrod.mujoco import static_equilibrium
-    from softrod.mujoco._validate import make_model
+    from softrod.validate._chain import make_model
 
     spec = hardware_robot(robot, params)
     model, data, info = make_model(

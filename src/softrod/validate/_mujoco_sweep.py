@@ -35,7 +35,7 @@ def mujoco_static_study(
     A failed equilibrium is kept (its error counts) and flagged in `converged`.
     """
     from softrod.mujoco import PointLoad, static_equilibrium
-    from softrod.mujoco._validate import make_model
+    from softrod.validate._chain import make_model
 
     data = data or load_sorosim_statics(material, frame="mujoco", root=root)
     robot = sorosim_robot(material)

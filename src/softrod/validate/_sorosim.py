@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from softrod.datasets import MATERIALS, SorosimStatics, load_sorosim_statics
-from softrod.description import load_robot
+from softrod.description import find_robot, load_robot
 from softrod.rods import compile_model, solve_static
 
 __all__ = ["StaticStudy", "static_solver_study", "sorosim_robot"]
@@ -22,9 +22,7 @@ __all__ = ["StaticStudy", "static_solver_study", "sorosim_robot"]
 
 def sorosim_robot(material: str, model: str = "cosserat") -> Any:
     """The shipped validation rod (MuJoCo frame: clamped at the origin along +z)."""
-    from softrod.bench import example_robot_path
-
-    spec = load_robot(example_robot_path(MATERIALS[material][1])).model_dump()
+    spec = load_robot(find_robot(MATERIALS[material][1])).model_dump()
     spec["model"] = model
     return load_robot(spec)
 

@@ -19,11 +19,11 @@ from typing import Any
 import mujoco
 import numpy as np
 
-import softrod
-from softrod.mujoco._builder import build_spec
-from softrod.mujoco._equilibrium import static_equilibrium
-from softrod.mujoco._validate import (
-    MATERIALS,
+from softrod.description import RobotSpec, find_robot, load_robot
+from softrod.mujoco import build_spec, static_equilibrium
+from softrod.rods import solve_static
+from softrod.validate import CHAIN_MATERIALS as MATERIALS
+from softrod.validate import (
     euler_bernoulli_frequency,
     free_oscillation,
     material_robot,
@@ -51,36 +51,10 @@ TARGETS = {
     "rtf_contact_n30": 5.0,
 }
 
-#: The seed-002 hardware TDCR (examples/robots/tdcr3.yaml, ALGORITHMS.md §C.4), inline so the
-#: benchmark does not depend on the examples folder.
-_TDCR3_SEGMENT = {
-    "length": 0.062166667,
-    "disks": 10,
-    "disk_radius": 0.005,
-    "disk_mass": 0.00048,
-}
-_TDCR3_ANGLES = ((0, 120, 240), (40, 160, 280), (80, 200, 320))
 
-
-def tdcr3_robot() -> softrod.RobotSpec:
-    """The 3-segment, 9-tendon seed-002 TDCR."""
-    segments = []
-    for angles in _TDCR3_ANGLES:
-        tendons = [{"offset": 0.0045, "angle_deg": a, "stiffness": 20000.0} for a in angles]
-        segments.append({**_TDCR3_SEGMENT, "tendons": tendons})
-    return softrod.load_robot(
-        {
-            "name": "tdcr3",
-            "model": "kirchhoff",
-            "backbone": {
-                "youngs_modulus": 60.0e9,
-                "poisson_ratio": 0.33,
-                "density": 6450.0,
-                "radius": 0.0005,
-            },
-            "segments": segments,
-        }
-    )
+def tdcr3_robot() -> RobotSpec:
+    """The 3-segment, 9-tendon seed-002 TDCR (shipped `tdcr3`, ALGORITHMS.md §C.4)."""
+    return load_robot(find_robot("tdcr3"))
 
 
 #: Speed-case tensions [N]: segment 1 and 2 pull toward +x, bending the TDCR into the box.
@@ -255,8 +229,8 @@ def run_mujoco_bench(
     # Tendons: single segment, pure tension bending 90 deg, vs shooting and constant curvature.
     bend = _tendon_bend_robot()
     T = _tendon_bend_tension(bend)
-    ref = softrod.solve_static(bend, tensions=[T]).tip_position
-    pcc = softrod.solve_static(bend, tensions=[T], method="pcc").tip_position
+    ref = solve_static(bend, tensions=[T]).tip_position
+    pcc = solve_static(bend, tensions=[T], method="pcc").tip_position
     L = bend.total_length
     tendon_rows = {}
     for n in cfg.tendon_links:
@@ -272,7 +246,7 @@ def run_mujoco_bench(
     # Three segments, all tendon groups pulling (gravity off), vs shooting.
     tdcr = tdcr3_robot()
     tens = [1.0, 0.0, 0.0, 0.0, 0.8, 0.0, 0.0, 0.0, 0.6]
-    ref3 = softrod.solve_static(tdcr, tensions=tens).tip_position
+    ref3 = solve_static(tdcr, tensions=tens).tip_position
     multi = {}
     for n in (15, 30, 60):
         tip = tendon_tip(tdcr, tens, n)
@@ -309,7 +283,7 @@ def run_mujoco_bench(
     results["dynamics"] = dyn
 
     # Speed beside accuracy: tdcr3, dt 2 ms, free and pressed against a box.
-    tdcr_ref = softrod.solve_static(
+    tdcr_ref = solve_static(
         tdcr3_robot(), tensions=ACCURACY_TENSIONS, gravity=(0.0, 0.0, -9.81)
     ).tip_position
     speed = {}
@@ -354,9 +328,9 @@ def bench_units(config: BenchConfig) -> int:
     return 2 * len(MATERIALS) + 2 + len(config.speed_links)
 
 
-def _tendon_bend_robot() -> softrod.RobotSpec:
+def _tendon_bend_robot() -> RobotSpec:
     """One 0.1 m Kirchhoff segment, NiTi-like, one tendon at 4.5 mm (tendon check)."""
-    return softrod.load_robot(
+    return load_robot(
         {
             "name": "one_tendon",
             "backbone": {
@@ -377,7 +351,7 @@ def _tendon_bend_robot() -> softrod.RobotSpec:
     )
 
 
-def _tendon_bend_tension(robot: softrod.RobotSpec) -> float:
+def _tendon_bend_tension(robot: RobotSpec) -> float:
     """Tension [N] that bends the segment by 90 deg (constant curvature: kappa = T d / EI)."""
     bb = robot.backbone
     seg = robot.segments[0]

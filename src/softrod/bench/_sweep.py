@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from softrod.sweep._run import run_sweep
+from softrod.sweep import run_sweep
 
 __all__ = ["bench_spec", "run_sweep_bench"]
 

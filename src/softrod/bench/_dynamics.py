@@ -18,26 +18,26 @@ import time
 
 import numpy as np
 
-from softrod.dynamics._analysis import euler_bernoulli_f1, oscillation
-from softrod.dynamics._simulate import simulate_dynamic
+from softrod.description import RobotSpec, find_robot, load_robot
+from softrod.dynamics import euler_bernoulli_f1, oscillation, simulate_dynamic
 from softrod.rods import solve_static
 
 __all__ = ["RELEASE_CASES", "run_dynamics_bench"]
 
-TPU_ROD = {
-    "name": "tpu_rod",
-    "model": "cosserat",
-    "backbone": {"youngs_modulus": 70.0e6, "poisson_ratio": 0.4, "density": 1200.0,
-                 "radius": 0.005},
-    "segments": [{"length": 0.4}],
-}  # fmt: skip
-STEEL_ROD = {
-    "name": "spring_steel_rod",
-    "model": "cosserat",
-    "backbone": {"youngs_modulus": 200.0e9, "poisson_ratio": 0.33, "density": 7870.0,
-                 "radius": 0.0008},
-    "segments": [{"length": 0.6}],
-}  # fmt: skip
+
+def _shipped(name: str) -> RobotSpec:
+    """A seed-002 validation rod from its shipped description (softrod/data/robots), as one
+    uniform segment of its total length: the shipped split at L/2 serves the MuJoCo protocol's
+    mid wrench, and a node there would change the release's static start (steel: 6th digit)."""
+    spec = load_robot(find_robot(name))
+    data = spec.to_dict()
+    data["segments"] = [{**data["segments"][0], "length": spec.total_length}]
+    return load_robot(data)
+
+
+#: The seed-002 validation rods (ALGORITHMS.md §C.3): TPU 0.4 m, spring steel 0.6 m.
+TPU_ROD = _shipped("tpu_rod")
+STEEL_ROD = _shipped("spring_steel_rod")
 
 #: Kelvin-Voigt damping time [s] of the per-step cost measurement (SoRoSim's TPU records' value;
 #: the cost does not depend on it) and the fraction of each case's duration it runs for.
@@ -55,14 +55,17 @@ RELEASE_CASES = {
 }
 
 
-def _section(robot: dict) -> tuple[float, float, float, float, float]:
-    bb = robot["backbone"]
-    E, nu, rho, r = bb["youngs_modulus"], bb["poisson_ratio"], bb["density"], bb["radius"]
-    L = sum(s["length"] for s in robot["segments"])
+def _section(robot: RobotSpec) -> tuple[float, float, float, float, float]:
+    """E [Pa], G [Pa], density [kg/m^3], radius [m] and length [m] of a uniform round rod."""
+    bb = robot.backbone
+    E, nu, rho, r = bb.youngs_modulus, bb.poisson_ratio, bb.density, bb.radius
+    if nu is None or r is None:
+        raise ValueError(f"{robot.name}: the release test needs poisson_ratio and radius")
+    L = sum(s.length for s in robot.segments)
     return E, E / (2 * (1 + nu)), rho, r, L
 
 
-def _pyelastica_release(robot: dict, static, n_el: int, dt: float, duration: float):
+def _pyelastica_release(robot: RobotSpec, static, n_el: int, dt: float, duration: float):
     """(t, tip x, wall seconds) of PyElastica on the same release; raises ImportError."""
     import elastica as ea
 

@@ -39,7 +39,7 @@ def bench_env(env_id: str, steps: int = 1000, seed: int = 0) -> dict[str, float]
 
 def bench_async(env_id: str, workers: int, steps: int = 1000, seed: int = 0) -> float:
     """Total steps/s of a `gymnasium.vector.AsyncVectorEnv` with `workers` processes."""
-    from softrod.learn._sac import make_env_fn
+    from softrod.learn import make_env_fn
 
     venv = gym.vector.AsyncVectorEnv([make_env_fn(env_id) for _ in range(workers)])
     try:

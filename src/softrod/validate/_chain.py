@@ -1,4 +1,4 @@
-"""Validation of the MuJoCo chain against independent truth (used by tests and the benchmark).
+"""Validation of the MuJoCo chain against independent truth (used by tests and `softrod.bench`).
 
 * `static_errors`: the seed-002 static protocol (ALGORITHMS.md §C.3): random gravity direction,
   random mid-point and tip wrenches of fixed magnitude; MuJoCo equilibrium tip vs softrod's exact
@@ -17,11 +17,16 @@ from typing import Any
 import mujoco
 import numpy as np
 
-import softrod
-from softrod.description import RobotSpec, load_robot
-from softrod.mujoco._builder import ChainInfo, build_spec, chain_info
-from softrod.mujoco._equilibrium import PointLoad, static_equilibrium
-from softrod.mujoco._layout import EB_BETA1_L
+from softrod.description import RobotSpec, find_robot, load_robot
+from softrod.mujoco import (
+    ChainInfo,
+    PointLoad,
+    build_spec,
+    chain_info,
+    first_mode_frequency,
+    static_equilibrium,
+)
+from softrod.rods import compile_model, solve_static
 
 __all__ = [
     "MATERIALS",
@@ -36,39 +41,11 @@ __all__ = [
 ]
 
 #: The seed-002 validation rods (ALGORITHMS.md §C.3, Table 2), clamped at s = 0 and split in two
-#: segments at L/2 where the mid wrench acts. `force` [N] and `moment` [N m] are the static load
-#: magnitudes (mid and tip). Same data as examples/robots/{spring_steel_rod,tpu_rod}.yaml.
+#: segments at L/2 where the mid wrench acts: `robot` is the shipped description's name
+#: (softrod/data/robots), `force` [N] and `moment` [N m] the static load magnitudes (mid and tip).
 MATERIALS: dict[str, dict[str, Any]] = {
-    "spring_steel": {
-        "robot": {
-            "name": "spring_steel_rod",
-            "model": "cosserat",
-            "backbone": {
-                "youngs_modulus": 200.0e9,
-                "poisson_ratio": 0.33,
-                "density": 7870.0,
-                "radius": 0.0008,
-            },
-            "segments": [{"length": 0.3}, {"length": 0.3}],
-        },
-        "force": 0.20,
-        "moment": 0.08,
-    },
-    "tpu": {
-        "robot": {
-            "name": "tpu_rod",
-            "model": "cosserat",
-            "backbone": {
-                "youngs_modulus": 70.0e6,
-                "poisson_ratio": 0.4,
-                "density": 1200.0,
-                "radius": 0.005,
-            },
-            "segments": [{"length": 0.2}, {"length": 0.2}],
-        },
-        "force": 0.30,
-        "moment": 0.06,
-    },
+    "spring_steel": {"robot": "spring_steel_rod", "force": 0.20, "moment": 0.08},
+    "tpu": {"robot": "tpu_rod", "force": 0.30, "moment": 0.06},
 }
 
 #: Gravity magnitude of the protocol [m/s^2].
@@ -79,7 +56,7 @@ def material_robot(name: str) -> RobotSpec:
     """The seed-002 rod `name` ('spring_steel' or 'tpu') as a RobotSpec."""
     if name not in MATERIALS:
         raise ValueError(f"material must be one of {sorted(MATERIALS)}, got {name!r}")
-    return load_robot(MATERIALS[name]["robot"])
+    return load_robot(find_robot(MATERIALS[name]["robot"]))
 
 
 @dataclass(frozen=True)
@@ -117,10 +94,10 @@ def random_samples(
 def reference_tips(robot: RobotSpec, samples: Sequence[StaticSample]) -> np.ndarray:
     """(n, 3) exact tip positions [m] from softrod's shooting solver."""
     L = robot.total_length
-    model = softrod.compile_model(robot, extra_nodes=(L / 2,))
+    model = compile_model(robot, extra_nodes=(L / 2,))
     out = np.empty((len(samples), 3))
     for i, smp in enumerate(samples):
-        sol = softrod.solve_static(
+        sol = solve_static(
             model,
             gravity=smp.gravity,
             tip_force=smp.tip_force,
@@ -176,9 +153,8 @@ def static_errors(
 
     Raises RuntimeError when a MuJoCo equilibrium fails (so an error is never silently small).
     """
-    spec = MATERIALS[material] if material in MATERIALS else None
-    robot = material_robot(material)
-    assert spec is not None
+    robot = material_robot(material)  # raises ValueError for an unknown material
+    spec = MATERIALS[material]
     samples = random_samples(n_samples, spec["force"], spec["moment"], rng)
     ref = reference_tips(robot, samples)
     L = robot.total_length
@@ -215,12 +191,10 @@ def euler_bernoulli_frequency(robot: RobotSpec | dict | str) -> float:
     f_1 = 1.8751^2 sqrt(EI / (rho A L^4)) / (2 pi).
     """
     robot = load_robot(robot)
-    bb = robot.backbone
     if any(s.backbone is not None or s.disk_mass > 0 for s in robot.segments):
         raise ValueError("euler_bernoulli_frequency needs a uniform backbone without disk mass")
-    L = robot.total_length
-    EI = bb.youngs_modulus * bb.I
-    return EB_BETA1_L**2 * np.sqrt(EI / (bb.density * bb.A * L**4)) / (2 * np.pi)
+    # The MuJoCo layer's omega_1 is this formula for a uniform backbone without disks.
+    return first_mode_frequency(robot) / (2 * np.pi)
 
 
 @dataclass(frozen=True)
