@@ -150,8 +150,7 @@ def train_cmd(
 
 def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
     """(policy, env id recorded with it or None, env kwargs) from a run directory or file."""
-    from softrod.learn import load_config, load_sb3_policy
-    from softrod.learn._bc import is_bc_policy, load_bc_policy
+    from softrod.learn import is_bc_policy, load_bc_policy, load_config, load_sb3_policy
 
     if not path.exists():
         raise CliError(f"no policy at {path}")
@@ -209,8 +208,7 @@ def demos_cmd(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
 ) -> None:
     """Record demonstrations with the task's scripted expert (failed attempts discarded)."""
-    from softrod.learn._demos import record_demos
-    from softrod.learn._experts import EXPERTS
+    from softrod.learn import EXPERTS, record_demos
 
     env_id = resolve_env_id(env)
     if env_id not in EXPERTS:
@@ -278,8 +276,7 @@ def bc_cmd(
     ),
 ) -> None:
     """Behaviour cloning with action chunking (MLP or ACT) from demonstrations."""
-    from softrod.learn import BCConfig, evaluate
-    from softrod.learn._bc import load_bc_policy, train_bc
+    from softrod.learn import BCConfig, evaluate, load_bc_policy, train_bc
 
     if policy not in ("act", "mlp"):
         raise CliError(f"--policy must be act or mlp, got {policy!r}")
@@ -340,7 +337,7 @@ def teleop_cmd(
     help_keys: bool = typer.Option(False, "--help-keys", help="Print the key map and exit."),
 ) -> None:
     """Drive a robot with the keyboard and record the episodes (raw frames, duplicates kept)."""
-    from softrod.learn._teleop import (
+    from softrod.learn import (
         KEY_HELP,
         record_teleop,
         script_keys,

@@ -39,7 +39,7 @@ def _config(
     trials: int,
     robot: str | None,
 ) -> Any:
-    from softrod.planning._benchmark import BenchmarkConfig
+    from softrod.planning import BenchmarkConfig
 
     if not time_budget > 0:
         raise CliError(f"--time-budget must be > 0 s, got {time_budget}")
@@ -100,14 +100,14 @@ def plan_cmd(
     if not benchmark and env_file is None:
         raise CliError("missing ENV.yaml (or pass --benchmark)")
     _config(seed, time_budget, epochs, trials, None)  # option errors before any file access
-    from softrod.planning._benchmark import (
+    from softrod.planning import (
         PSI,
+        load_environment,
         plan_environment,
         prepare_models,
         run_benchmark,
         write_report,
     )
-    from softrod.planning._env import load_environment
 
     if benchmark:
         cfg = _config(seed, time_budget, epochs, trials, None)

@@ -96,7 +96,7 @@ def validate_cmd(
         ns = _csv_ints(links) if links else LINKS
         obj = sorosim_study(out, materials=mats, links=ns, limit=limit, limit_large=limit_large)
         if releases > 0 or lgvi_releases > 0:
-            from softrod.validate._dynamics import (
+            from softrod.validate import (
                 LGVI_FINE_ELEMENTS,
                 LGVI_FINE_ROTARY_INERTIA_SCALE,
                 release_study,

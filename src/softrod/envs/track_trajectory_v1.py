@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from softrod.control import make_trajectory
-from softrod.control._trajectories import TRAJECTORIES
+from softrod.control import TRAJECTORIES, make_trajectory
 from softrod.envs._base import obs_box
 from softrod.envs.reach_v0 import ReachEnv
 

@@ -7,12 +7,23 @@ from softrod.learn._bc import BCPolicy, BCResult, is_bc_policy, load_bc_policy, 
 from softrod.learn._config import BCConfig, SACConfig, load_config, save_config
 from softrod.learn._demos import DemoSet, duplicate_mask, record_demos
 from softrod.learn._eval import EvalResult, evaluate, load_sb3_policy
-from softrod.learn._experts import GraspExpert, SwitchExpert, make_expert
+from softrod.learn._experts import EXPERTS, GraspExpert, SwitchExpert, make_expert
 from softrod.learn._plots import plot_learning_curve, read_episodes
 from softrod.learn._sac import TrainResult, make_env_fn, set_torch_threads, train_sac
-from softrod.learn._teleop import KeyboardTeleop, record_teleop, script_keys
+from softrod.learn._teleop import (
+    KEY_HELP,
+    KeyboardTeleop,
+    record_teleop,
+    script_keys,
+    terminal_keys,
+    viewer_keys,
+)
 
 __all__ = [
+    "EXPERTS",
+    "KEY_HELP",
+    "terminal_keys",
+    "viewer_keys",
     "BCConfig",
     "BCPolicy",
     "BCResult",

@@ -1,7 +1,14 @@
 """Planning with learned residual models (ALGORITHMS.md D): the compensation network, forward
 models for planners, environments and pressure-space RRT*."""
 
-from softrod.planning._benchmark import BenchmarkConfig, run_benchmark
+from softrod.planning._benchmark import (
+    PSI,
+    BenchmarkConfig,
+    plan_environment,
+    prepare_models,
+    run_benchmark,
+    write_report,
+)
 from softrod.planning._env import (
     BoxObstacle,
     CircleObstacle,
@@ -27,6 +34,10 @@ from softrod.planning._network import (
 from softrod.planning._rrtstar import PlanResult, PressureRRTStar, RRTStarConfig, plan_commands
 
 __all__ = [
+    "PSI",
+    "plan_environment",
+    "prepare_models",
+    "write_report",
     "BenchmarkConfig",
     "BoxObstacle",
     "CircleObstacle",

@@ -35,6 +35,8 @@ from softrod.planning._network import (
 )
 from softrod.planning._rrtstar import PlanResult, PressureRRTStar, RRTStarConfig
 from softrod.pneumatic import (
+    DEFAULT_HOLD_FRAMES,
+    DEFAULT_PRESSURE_RATE,
     GroundTruthArm,
     GroundTruthConfig,
     NoLoadModel,
@@ -44,7 +46,6 @@ from softrod.pneumatic import (
     record_test_set,
     record_transitions,
 )
-from softrod.pneumatic._data import DEFAULT_HOLD_FRAMES, DEFAULT_PRESSURE_RATE
 
 __all__ = [
     "BenchmarkConfig",

@@ -2,6 +2,8 @@
 ground-truth simulator with the loads, friction and rate effects that model leaves out."""
 
 from softrod.pneumatic._data import (
+    DEFAULT_HOLD_FRAMES,
+    DEFAULT_PRESSURE_RATE,
     Recording,
     eulerian_transition_order,
     extreme_configurations,
@@ -14,6 +16,8 @@ from softrod.pneumatic._pcc import IKResult, NoLoadModel
 from softrod.pneumatic._truth import GroundTruthArm, GroundTruthConfig, GroundTruthState
 
 __all__ = [
+    "DEFAULT_HOLD_FRAMES",
+    "DEFAULT_PRESSURE_RATE",
     "BEND_SIGN",
     "GroundTruthArm",
     "GroundTruthConfig",

@@ -35,7 +35,7 @@ def compile_chain(robot: RobotSpec, options: dict[str, Any]) -> tuple[mujoco.MjM
 
 
 def _point_load(model: mujoco.MjModel, site: int, body: int, force: np.ndarray) -> Any:
-    from softrod.mujoco._equilibrium import PointLoad
+    from softrod.mujoco import PointLoad
 
     return PointLoad(body, model.site_pos[site].copy(), np.asarray(force, float), np.zeros(3))
 
@@ -53,7 +53,7 @@ def settle_equilibrium(model, data, site: int, body: int, force: np.ndarray) -> 
     """
     newton: Any = None
     try:
-        from softrod.mujoco._equilibrium import static_equilibrium as newton
+        from softrod.mujoco import static_equilibrium as newton
     except ImportError:  # pragma: no cover - depends on the MuJoCo layer's version
         pass
     if newton is not None:

@@ -5,7 +5,11 @@ name and sit above the layers they measure; no library layer imports them.
 
 from typing import TYPE_CHECKING, Any
 
-from softrod.validate._dynamics import release_study
+from softrod.validate._dynamics import (
+    LGVI_FINE_ELEMENTS,
+    LGVI_FINE_ROTARY_INERTIA_SCALE,
+    release_study,
+)
 from softrod.validate._hardware import (
     ROBOTS,
     HardwareFit,
@@ -52,6 +56,8 @@ _CHAIN_NAMES = (
 )
 
 __all__ = [
+    "LGVI_FINE_ELEMENTS",
+    "LGVI_FINE_ROTARY_INERTIA_SCALE",
     "CHAIN_MATERIALS",
     "LINKS",
     "Oscillation",
