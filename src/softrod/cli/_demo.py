@@ -35,7 +35,7 @@ __all__ = ["OPTIONAL_DEMOS", "demo_cmd", "demo_scene", "mujoco_demo", "tensions_
 
 #: SoftManiSim benchmark (seed 000, Appendix B): distributed load [1, 1, 1] N/m and tip forces
 #: of 0-2 N, here at fixed directions about z so the error curves read clearly, on top of a
-#: 2 N pull of tendon 1.
+#: 2 N pull of tendon 0 (tendons and segments are numbered from 0, in input order, everywhere).
 _SMS_DISTRIBUTED = (1.0, 1.0, 1.0)
 _SMS_TENSIONS = (2.0, 0.0, 0.0, 0.0)
 _TDCR_GRAVITY = (0.0, 0.0, -9.81)
@@ -56,27 +56,27 @@ def _tdcr_pulls(quick: bool) -> list[_Pull]:
     def pattern(**tau: float) -> tuple[float, ...]:
         out = [0.0] * 9
         for key, value in tau.items():
-            out[int(key[1:]) - 1] = value
+            out[int(key[1:])] = value
         return tuple(out)
 
     def scales(top: float) -> tuple[float, ...]:
         return tuple(float(x) for x in np.linspace(0.0, top, 2 if quick else 5))
 
     return [
-        _Pull("distal tendon 7 (segment 3, 80°)", pattern(t7=1.0), scales(4.0)),
-        _Pull("proximal tendon 1 (segment 1, 0°)", pattern(t1=1.0), scales(12.0)),
-        _Pull("S-curve: tendons 1 (0°) and 8 (200°)", pattern(t1=4.0, t8=2.0), scales(3.0)),
+        _Pull("distal tendon 6 (segment 2, 80°)", pattern(t6=1.0), scales(4.0)),
+        _Pull("proximal tendon 0 (segment 0, 0°)", pattern(t0=1.0), scales(12.0)),
+        _Pull("S-curve: tendons 0 (0°) and 7 (200°)", pattern(t0=4.0, t7=2.0), scales(3.0)),
         _Pull(
-            "spatial: tendons 1 (0°), 5 (160°), 9 (320°)",
-            pattern(t1=2.0, t5=1.0, t9=1.0),
+            "spatial: tendons 0 (0°), 4 (160°), 8 (320°)",
+            pattern(t0=2.0, t4=1.0, t8=1.0),
             scales(4.0),
         ),
     ]
 
 
 def _tension_label(tau: list[float]) -> str:
-    """Legend text of a tension vector: `τ1 = 4, τ8 = 1 N`, or `no pull`."""
-    pulled = [f"τ{i + 1} = {t:g}" for i, t in enumerate(tau) if t > 0]
+    """Legend text of a tension vector: `τ0 = 4, τ7 = 1 N`, or `no pull`."""
+    pulled = [f"τ{i} = {t:g}" for i, t in enumerate(tau) if t > 0]
     return ", ".join(pulled) + " N" if pulled else "no pull"
 
 
@@ -154,7 +154,7 @@ def _demo_softmanisim(
         mags,
         angs,
         pcc,
-        title=f"SoftManiSim robot: τ1 = {_SMS_TENSIONS[0]:g} N, distributed load "
+        title=f"SoftManiSim robot: τ0 = {_SMS_TENSIONS[0]:g} N, distributed load "
         f"{_fmt_vec(_SMS_DISTRIBUTED, 'N/m')}, tip force 0–{max(magnitudes):g} N",
     )
     path = _save(fig, out_dir / "softmanisim_vs_pcc.png", _DEMO_DPI)
@@ -221,8 +221,8 @@ _POST_POS = (0.333, 0.0, 0.475)
 _T_APPROACH = (0.2, 1.0)
 _T_PULL = (1.2, 3.2)
 _DURATION = 4.0
-#: Tension magnitude per segment [N] at full pull (segments 1..3): segment 1 tilts the TDCR
-#: toward the cylinder, 2 and 3 curl it underneath and around.
+#: Tension magnitude per segment [N] at full pull (segments 0..2): segment 0 tilts the TDCR
+#: toward the cylinder, 1 and 2 curl it underneath and around.
 _PULL = (0.0, 4.0, 15.0)
 #: Static samples per material in the demo plot (the benchmark uses 500).
 _DEMO_SAMPLES = 20

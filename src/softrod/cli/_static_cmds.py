@@ -236,14 +236,14 @@ def _fmt_vec(values: Any, unit: str = "", fmt: str = "{:g}") -> str:
 
 
 def describe_loads(spec: RobotSpec, loads: dict[str, Any]) -> str:
-    """One line naming the inputs that are set, e.g. `τ1 = 1 N; tip force (0, 0.1, 0) N`
-    (tendons are numbered from 1 in input order)."""
+    """One line naming the inputs that are set, e.g. `τ0 = 1 N; tip force (0, 0.1, 0) N`
+    (tendons are numbered from 0 in input order, as everywhere in softrod)."""
     parts = []
     if "lengths" in loads:
         parts.append("tendon lengths " + _fmt_vec(1e3 * np.asarray(loads["lengths"]), "mm"))
     elif spec.n_tendons:
         tau = loads.get("tensions", [])
-        pulled = [f"τ{i + 1} = {t:g}" for i, t in enumerate(tau) if t > 0]
+        pulled = [f"τ{i} = {t:g}" for i, t in enumerate(tau) if t > 0]
         parts.append(", ".join(pulled) + " N" if pulled else "no tendon tension")
     names = (
         ("tip_force", "tip force", "N"),
