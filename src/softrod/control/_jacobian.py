@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from softrod.rods._model import RodModel
-from softrod.rods._static import StaticResult, as_model, solve_static, tip_jacobian
+from softrod.rods import RodModel, StaticResult, as_model, solve_static, tip_jacobian
 from softrod.sim._quasistatic import with_pose_and_lengths
 
 __all__ = ["TendonRobotPlant", "ResolvedRateController", "TrackingResult", "track"]
@@ -124,8 +123,8 @@ class TendonRobotPlant:
                 hi[i] - lo[i]
             )
         if mode == "analytic":
-            model, tau = self._model_at(q)
-            J[:, : self.n_t] = tip_jacobian(model, warm, tensions=tau, **self.loads)
+            model, _ = self._model_at(q)
+            J[:, : self.n_t] = tip_jacobian(model, warm)
             if self.n_base:
                 J[:, self.n_t + self.n_ext :] = np.eye(3)
         elif mode != "fd":

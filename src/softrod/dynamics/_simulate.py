@@ -28,7 +28,7 @@ from softrod.dynamics._model import (
     cayinv,
 )
 from softrod.rods import RodModel, StaticResult, compile_model
-from softrod.rods._model import quat_to_matrix
+from softrod.rods.so3 import quat_to_matrix
 
 __all__ = [
     "DEFAULT_DT_SAFETY",

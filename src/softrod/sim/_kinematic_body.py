@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from softrod.rods._static import StaticResult
+from softrod.rods import StaticResult
 
 __all__ = ["KinematicRod"]
 

@@ -19,15 +19,18 @@ from typing import Any, Literal
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._model import RodModel, quat_to_matrix
-from softrod.rods._observer import ObserverGains, ObserverState, observer_update
-from softrod.rods._static import (
+from softrod.rods import (
     DEFAULT_RTOL,
+    ObserverGains,
+    ObserverState,
+    RodModel,
     StaticResult,
     as_model,
     check_inputs,
+    observer_update,
     solve_static,
 )
+from softrod.rods.so3 import quat_to_matrix
 
 __all__ = ["QuasiStaticSim", "QuasiStaticHistory", "with_pose_and_lengths"]
 
