@@ -70,6 +70,29 @@ def test_so3_closed_forms():
     np.testing.assert_array_equal(so3.log(np.eye(3)), np.zeros(3))
     with pytest.raises(ValueError, match="axis"):
         so3.quat_from_axis_angle([0.0, 0.0, 0.0], 1.0)
+    # hat works on stacks of vectors.
+    stack = np.stack([v, w])
+    np.testing.assert_array_equal(so3.hat(stack)[1], so3.hat(w))
+
+
+def test_so3_quaternion_algebra_matches_mujoco():
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        axis, angle = rng.normal(size=3), float(rng.uniform(-4.0, 4.0))
+        q_mj = np.empty(4)
+        mujoco.mju_axisAngle2Quat(q_mj, axis / np.linalg.norm(axis), angle)
+        q = so3.quat_from_axis_angle(axis, angle)
+        np.testing.assert_allclose(q, q_mj, atol=ROT_TOL)
+        qa, qb = rng.normal(size=4), rng.normal(size=4)
+        ab = np.empty(4)
+        mujoco.mju_mulQuat(ab, qa, qb)
+        np.testing.assert_allclose(so3.quat_multiply(qa, qb), ab, atol=ROT_TOL * 10)
+        # The product composes rotations: R(qa qb) = R(qa) R(qb).
+        np.testing.assert_allclose(
+            so3.quat_to_matrix(so3.quat_multiply(qa, qb)),
+            so3.quat_to_matrix(qa) @ so3.quat_to_matrix(qb),
+            atol=ROT_TOL * 10,
+        )
 
 
 def test_so3_round_trips_and_mujoco_convention():

@@ -18,6 +18,7 @@ __all__ = [
     "log",
     "matrix_to_quat",
     "quat_from_axis_angle",
+    "quat_multiply",
     "quat_to_matrix",
     "vee",
 ]
@@ -28,8 +29,16 @@ _SMALL_ANGLE = 1e-8
 
 
 def hat(v: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Skew matrix (3, 3) of a vector (3,): hat(v) @ w == cross(v, w)."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    """Skew matrices (..., 3, 3) of vectors (..., 3): hat(v) @ w == cross(v, w)."""
+    v = np.asarray(v, dtype=float)
+    out = np.zeros(v.shape[:-1] + (3, 3))
+    out[..., 0, 1] = -v[..., 2]
+    out[..., 0, 2] = v[..., 1]
+    out[..., 1, 0] = v[..., 2]
+    out[..., 1, 2] = -v[..., 0]
+    out[..., 2, 0] = -v[..., 1]
+    out[..., 2, 1] = v[..., 0]
+    return out
 
 
 def vee(A: np.ndarray) -> np.ndarray:
@@ -102,5 +111,21 @@ def quat_from_axis_angle(axis: Sequence[float] | np.ndarray, angle: float) -> np
     n = float(np.linalg.norm(a))
     if not n > 0:
         raise ValueError(f"axis must be a nonzero vector, got {a.tolist()}")
-    half = 0.5 * float(angle)
-    return np.concatenate([[math.cos(half)], math.sin(half) * a / n])
+    a = a / n
+    s = math.sin(angle / 2.0)
+    return np.array([math.cos(angle / 2.0), *(s * a).tolist()])
+
+
+def quat_multiply(qa: Sequence[float] | np.ndarray, qb: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Hamilton product qa * qb (4,) of quaternions (w, x, y, z): the rotation qb, then qa
+    (as MuJoCo's `mju_mulQuat`)."""
+    a0, a1, a2, a3 = (float(x) for x in qa)
+    b0, b1, b2, b3 = (float(x) for x in qb)
+    return np.array(
+        [
+            a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0,
+        ]
+    )
