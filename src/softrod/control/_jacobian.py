@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from softrod.description import RobotSpec
 from softrod.rods import RodModel, StaticResult, as_model, solve_static, tip_jacobian
-from softrod.sim._quasistatic import with_pose_and_lengths
+from softrod.sim import with_pose_and_lengths
 
 __all__ = ["TendonRobotPlant", "ResolvedRateController", "TrackingResult", "track"]
 
@@ -31,12 +32,12 @@ FD_STEP_LENGTH = 1e-4
 class TendonRobotPlant:
     """Forward model tip(q) of a tendon robot with optional extensions and mobile base.
 
-    robot : description or model. tension_max : upper tension limit [N].
+    robot : RobotSpec or RodModel. tension_max : upper tension limit [N].
     mobile_base : add a 3-DoF translating base to q. loads : extra solve_static keywords
     (gravity, tip_force, ...), held constant.
     """
 
-    robot: Any
+    robot: RobotSpec | RodModel
     tension_max: float = 5.0
     mobile_base: bool = True
     base_range: float = 1.0

@@ -45,7 +45,7 @@ class ShootingEval:
 
 
 def shooting_eval(
-    robot: RodModel | RobotSpec | dict | str,
+    robot: RodModel | RobotSpec,
     x: Sequence[float] | np.ndarray,
     tensions: Any = None,
     *,

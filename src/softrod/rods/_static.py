@@ -31,7 +31,7 @@ DEFAULT_MAX_ITER = 30
 
 
 def solve_static(
-    robot: RodModel | RobotSpec | dict | str,
+    robot: RodModel | RobotSpec,
     tensions: Sequence[float] | np.ndarray | None = None,
     *,
     lengths: Sequence[float] | np.ndarray | None = None,
@@ -51,7 +51,8 @@ def solve_static(
 
     Parameters
     ----------
-    robot : RobotSpec, dict, path to YAML/JSON, or a compiled `RodModel` (fastest in loops).
+    robot : a compiled `RodModel` (fastest in loops) or a RobotSpec (`softrod.solve_static`
+        also takes a dict or a path to YAML/JSON).
     tensions : (n_t,) tendon tensions [N], >= 0, ordered segment by segment.
     lengths : (n_t,) commanded tendon lengths [m] for elastic pull-only tendons (each needs
         `stiffness`); tensions are solved for. Give tensions or lengths, not both.

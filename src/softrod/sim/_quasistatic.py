@@ -182,7 +182,7 @@ class QuasiStaticSim:
 
     Parameters
     ----------
-    robot : RobotSpec, dict, path or RodModel.
+    robot : RobotSpec or RodModel (load a dict or path with `softrod.load_robot`).
     method : "shooting" (warm-started Newton, exact every step) or "observer" (one observer
         update per step: cheaper, converges over a few steps after a jump).
     dt : time step [s] (also the observer's update interval).
@@ -191,13 +191,14 @@ class QuasiStaticSim:
 
     Example
     -------
-    >>> sim = QuasiStaticSim("examples/robots/tdcr3.yaml", method="observer")  # doctest: +SKIP
+    >>> robot = softrod.load_robot("examples/robots/tdcr3.yaml")  # doctest: +SKIP
+    >>> sim = QuasiStaticSim(robot, method="observer")  # doctest: +SKIP
     >>> hist = sim.run({"tensions": np.linspace(0, 2, 100)[:, None] * np.eye(9)[0]})  # +SKIP
     """
 
     def __init__(
         self,
-        robot: RobotSpec | RodModel | dict | str,
+        robot: RobotSpec | RodModel,
         method: Literal["shooting", "observer"] = "shooting",
         dt: float = 0.01,
         gains: ObserverGains | None = None,
