@@ -117,7 +117,7 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
         EI = E * math.pi * r**4 / 4
         rho_A = rho * math.pi * r**2
         f_eb = euler_bernoulli_f1(EI, rho_A, L)
-        st = solve_static(robot, tip_force=[force, 0.0, 0.0])
+        st = solve_static(load_robot(robot), tip_force=[force, 0.0, 0.0])
         res = simulate_dynamic(robot, dur, initial=st, elements=elements)
         f, _ = oscillation(res.t, res.tip_position[:, 0], center=0.0)
         drift = float(np.max(np.abs(res.energy - res.energy[0])) / abs(res.energy[0]))

@@ -44,6 +44,7 @@ def track_cmd(
         make_trajectory,
         track,
     )
+    from softrod.description import load_robot
 
     if name not in TRAJECTORIES:
         raise ValueError(f"trajectory must be one of {sorted(TRAJECTORIES)}, got {name!r}")
@@ -51,7 +52,7 @@ def track_cmd(
         raise ValueError(f"--controller must be 'analytic' or 'fd', got {controller!r}")
     path = find_robot(robot)
     loads = {"gravity": [0.0, 0.0, -9.81]} if gravity else {}
-    plant = TendonRobotPlant(path, mobile_base=not no_base, loads=loads)
+    plant = TendonRobotPlant(load_robot(path), mobile_base=not no_base, loads=loads)
     ctl = ResolvedRateController(plant, kp=kp, jacobian_mode=controller)  # type: ignore[arg-type]
     x0 = plant.solve(np.zeros(plant.n_q)).tip_position
     t, x_d, xdot_d = make_trajectory(name, x0, dt=dt, loops=loops, scale=scale, period=period)

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from softrod.rods._model import RodModel
-from softrod.rods._static import StaticResult, as_model, solve_static, tip_jacobian
-from softrod.sim._quasistatic import with_pose_and_lengths
+from softrod.description import RobotSpec
+from softrod.rods import RodModel, StaticResult, as_model, solve_static, tip_jacobian
+from softrod.sim import with_pose_and_lengths
 
 __all__ = ["TendonRobotPlant", "ResolvedRateController", "TrackingResult", "track"]
 
@@ -32,12 +32,12 @@ FD_STEP_LENGTH = 1e-4
 class TendonRobotPlant:
     """Forward model tip(q) of a tendon robot with optional extensions and mobile base.
 
-    robot : description or model. tension_max : upper tension limit [N].
+    robot : RobotSpec or RodModel. tension_max : upper tension limit [N].
     mobile_base : add a 3-DoF translating base to q. loads : extra solve_static keywords
     (gravity, tip_force, ...), held constant.
     """
 
-    robot: Any
+    robot: RobotSpec | RodModel
     tension_max: float = 5.0
     mobile_base: bool = True
     base_range: float = 1.0
@@ -124,8 +124,8 @@ class TendonRobotPlant:
                 hi[i] - lo[i]
             )
         if mode == "analytic":
-            model, tau = self._model_at(q)
-            J[:, : self.n_t] = tip_jacobian(model, warm, tensions=tau, **self.loads)
+            model, _ = self._model_at(q)
+            J[:, : self.n_t] = tip_jacobian(model, warm)
             if self.n_base:
                 J[:, self.n_t + self.n_ext :] = np.eye(3)
         elif mode != "fd":

@@ -18,9 +18,7 @@ from softrod.dynamics._loads import FieldLike, MagneticField
 from softrod.dynamics._model import LGVIModel, cay, cayinv
 from softrod.dynamics._result import DynamicResult, DynamicState
 from softrod.rods import RodModel, StaticResult
-
-# Moved from _simulate as it was; issue 14 item 1 makes it public in `softrod.rods.so3`.
-from softrod.rods._model import quat_to_matrix
+from softrod.rods.so3 import quat_to_matrix
 
 __all__ = ["DynamicLoads", "LoadLike"]
 

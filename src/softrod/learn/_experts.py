@@ -21,6 +21,7 @@ import mujoco
 import numpy as np
 
 from softrod.control import pcc_length_matrix
+from softrod.rods import so3
 
 __all__ = ["ArmIK", "KeyPose", "ScheduleExpert", "GraspExpert", "SwitchExpert", "make_expert"]
 
@@ -34,18 +35,14 @@ IK_ROT_WEIGHT = 0.3
 
 def _rot_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
     """Rotation vector (3,) [rad] taking `current` to `target` (world frame)."""
-    qt, qc = np.empty(4), np.empty(4)
-    mujoco.mju_mat2Quat(qt, target.ravel())
-    mujoco.mju_mat2Quat(qc, current.ravel())
-    err = np.empty(3)
-    mujoco.mju_subQuat(err, qt, qc)  # body-frame error of current -> target
-    return current @ err
+    # The body-frame error of current -> target, turned into the world frame.
+    return current @ so3.log(current.T @ target)
 
 
 def _slerp(r0: np.ndarray, r1: np.ndarray, w: float) -> np.ndarray:
-    q0, q1 = np.empty(4), np.empty(4)
-    mujoco.mju_mat2Quat(q0, r0.ravel())
-    mujoco.mju_mat2Quat(q1, r1.ravel())
+    """Rotation (3, 3) a fraction w in [0, 1] of the way from r0 to r1 (quaternion slerp)."""
+    q0, q1 = so3.matrix_to_quat(r0), so3.matrix_to_quat(r1)
+    # The shorter of the two arcs.
     if np.dot(q0, q1) < 0:
         q1 = -q1
     theta = math.acos(min(1.0, abs(float(np.dot(q0, q1)))))
@@ -53,10 +50,7 @@ def _slerp(r0: np.ndarray, r1: np.ndarray, w: float) -> np.ndarray:
         q = q0
     else:
         q = (math.sin((1 - w) * theta) * q0 + math.sin(w * theta) * q1) / math.sin(theta)
-    q /= np.linalg.norm(q)
-    out = np.empty(9)
-    mujoco.mju_quat2Mat(out, q)
-    return out.reshape(3, 3)
+    return so3.quat_to_matrix(q)
 
 
 class ArmIK:

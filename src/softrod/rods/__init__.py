@@ -1,6 +1,14 @@
-"""Numerical rod models on arrays: static Kirchhoff/Cosserat shooting and constant curvature."""
+"""Numerical rod models on arrays: static Kirchhoff/Cosserat shooting and constant curvature.
 
-from softrod.rods._model import RodModel, compile_model
+The contract: a `RodModel` (compiled from a `RobotSpec`) and checked `StaticLoads` go into a
+method of `METHODS`; out comes a frozen `StaticResult` that carries its `inputs` and the typed
+`warm` state that `guess=`, `tip_jacobian` and the observer read. Rotations: `so3`.
+"""
+
+from softrod.rods import so3
+from softrod.rods._inputs import StaticLoads, check_inputs
+from softrod.rods._methods import METHODS
+from softrod.rods._model import RodModel, as_model, compile_model
 from softrod.rods._observer import ObserverGains, ObserverState, observer_update
 from softrod.rods._properties import (
     RobotProperties,
@@ -8,16 +16,13 @@ from softrod.rods._properties import (
     TendonProperties,
     robot_properties,
 )
-from softrod.rods._static import (
-    METHODS,
-    ShootingEval,
-    StaticResult,
-    shooting_eval,
-    solve_static,
-    tip_jacobian,
-)
+from softrod.rods._result import StaticResult, WarmStart
+from softrod.rods._sensitivity import ShootingEval, shooting_eval, tip_jacobian
+from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL, solve_static
 
 __all__ = [
+    "DEFAULT_MAX_ITER",
+    "DEFAULT_RTOL",
     "METHODS",
     "ObserverGains",
     "ObserverState",
@@ -25,12 +30,17 @@ __all__ = [
     "RodModel",
     "SegmentProperties",
     "ShootingEval",
+    "StaticLoads",
     "StaticResult",
     "TendonProperties",
+    "WarmStart",
+    "as_model",
+    "check_inputs",
     "compile_model",
+    "observer_update",
     "robot_properties",
     "shooting_eval",
+    "so3",
     "solve_static",
-    "observer_update",
     "tip_jacobian",
 ]

@@ -16,32 +16,22 @@ summed over the tendons that pass the section.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from softrod.description import RobotSpec, load_robot
+from softrod.rods.so3 import quat_to_matrix
 
-__all__ = ["RodModel", "compile_model", "quat_to_matrix", "DEFAULT_STEPS_PER_LENGTH"]
+__all__ = ["RodModel", "as_model", "compile_model", "DEFAULT_STEPS_PER_LENGTH"]
 
 #: Default integration resolution: about this many RK4 steps along the whole backbone (every
 #: segment end and disk is also a node). 32 keeps the tip error below 3e-8 m on the shipped
 #: robots under heavy loads (FL^2/EI ~ 5), 30x under the 1e-6 m accuracy target;
 #: `softrod bench static` reports it as `*.tip_error_vs_fine_m`.
 DEFAULT_STEPS_PER_LENGTH = 32
-
-
-def quat_to_matrix(q: np.ndarray | tuple[float, ...]) -> np.ndarray:
-    """Rotation matrix (3, 3) from a quaternion (w, x, y, z); normalized first."""
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -234,3 +224,39 @@ def compile_model(
         seg_par=np.ascontiguousarray(seg_par),
         tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, 4)),
     )
+
+
+#: Compiled models of recently seen specs, keyed by content (a RobotSpec is editable, so its
+#: identity is no key). Kept because `softrod.solve_static(spec, ..., guess=sol)` in a loop is
+#: the documented warm-start pattern: compiling tdcr3 costs ~1.3 ms, a warm solve ~1 ms.
+_MODEL_CACHE: OrderedDict[tuple[str, int | None, tuple[float, ...]], RodModel] = OrderedDict()
+_MODEL_CACHE_SIZE = 32
+
+
+def as_model(
+    robot: RodModel | RobotSpec,
+    steps: int | None = None,
+    extra_nodes: tuple[float, ...] = (),
+) -> RodModel:
+    """The `RodModel` a solver runs on: `robot` itself when it already has the grid asked for
+    (`steps`, nodes at `extra_nodes` [m]), else compiled from its spec (cached by content).
+
+    Dicts and paths are still loaded here (`softrod.load_robot`) for untyped callers; typed
+    code loads them at the top level (`softrod.*`, the CLI)."""
+    if isinstance(robot, RodModel):
+        missing = [s for s in extra_nodes if not np.any(np.abs(robot.node_s - s) < 1e-12)]
+        if steps is None and not missing:
+            return robot
+        spec = robot.spec
+    else:
+        spec = load_robot(robot)
+    key = (spec.model_dump_json(), steps, tuple(sorted(extra_nodes)))
+    hit = _MODEL_CACHE.get(key)
+    if hit is not None:
+        _MODEL_CACHE.move_to_end(key)
+        return hit
+    model = compile_model(spec, steps=steps, extra_nodes=tuple(extra_nodes))
+    _MODEL_CACHE[key] = model
+    if len(_MODEL_CACHE) > _MODEL_CACHE_SIZE:
+        _MODEL_CACHE.popitem(last=False)
+    return model

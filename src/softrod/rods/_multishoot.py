@@ -18,28 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from softrod.rods import so3
+from softrod.rods._inputs import _Problem
 from softrod.rods._model import RodModel
 from softrod.rods._static_kernels import _evaluate_interval
 
 __all__ = ["multiple_shooting"]
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def _vee_skew(A: np.ndarray) -> np.ndarray:
-    """vee of the antisymmetric part of A (the small rotation it encodes)."""
-    return 0.5 * np.array([A[2, 1] - A[1, 2], A[0, 2] - A[2, 0], A[1, 0] - A[0, 1]])
-
-
-def _expm(theta: np.ndarray) -> np.ndarray:
-    """Rotation matrix exp([theta]x) (Rodrigues)."""
-    th = float(np.linalg.norm(theta))
-    K = _skew(theta)
-    if th < 1e-8:
-        return np.eye(3) + K + 0.5 * K @ K
-    return np.eye(3) + np.sin(th) / th * K + (1.0 - np.cos(th)) / th**2 * K @ K
 
 
 def interval_bounds(n_steps: int, K: int) -> np.ndarray:
@@ -50,7 +34,7 @@ def interval_bounds(n_steps: int, K: int) -> np.ndarray:
 
 def multiple_shooting(
     model: RodModel,
-    pb,  # softrod.rods._static._Problem (kept untyped to avoid an import cycle)
+    pb: _Problem,
     K: int,
     M0: np.ndarray,
     tau0: np.ndarray,
@@ -130,15 +114,15 @@ def multiple_shooting(
                 # Join k -> k+1: 3 frame rows, then 3 moment rows (at columns of k+1).
                 rr = col[k + 1]
                 Q = Rbar[k + 1].T @ R_end
-                r[rr : rr + 3] = _vee_skew(Q)
+                r[rr : rr + 3] = so3.vee(Q)
                 r[rr + 3 : rr + 6] = (end[12:15] - Ms[k + 1]) / m_scale
                 for d in range(n_own):
-                    J[rr : rr + 3, own.start + d] = _vee_skew(Rbar[k + 1].T @ dR[d])
+                    J[rr : rr + 3, own.start + d] = so3.vee(Rbar[k + 1].T @ dR[d])
                     J[rr + 3 : rr + 6, own.start + d] = dM[d] / m_scale
                 for d in range(3):
                     e = np.zeros(3)
                     e[d] = 1.0
-                    J[rr : rr + 3, rr + d] = _vee_skew(-_skew(e) @ Q)
+                    J[rr : rr + 3, rr + d] = so3.vee(-so3.hat(e) @ Q)
                 J[rr + 3 : rr + 6, rr + 3 : rr + 6] = -np.eye(3) / m_scale
                 rows = slice(rr, rr + 6)
                 n_rows = 6
@@ -153,7 +137,7 @@ def multiple_shooting(
                 tdirs = S[n_own:]
                 if n_rows == 6:
                     J[rows.start : rows.start + 3, tcols] = np.stack(
-                        [_vee_skew(Rbar[k + 1].T @ m.reshape(3, 3)) for m in tdirs[:, 3:12]], 1
+                        [so3.vee(Rbar[k + 1].T @ m.reshape(3, 3)) for m in tdirs[:, 3:12]], 1
                     )
                     J[rows.start + 3 : rows.stop, tcols] = tdirs[:, 12:15].T / m_scale
                 else:
@@ -176,7 +160,7 @@ def multiple_shooting(
 
     def apply(step: np.ndarray, alpha: float) -> tuple[list, list, np.ndarray]:
         R_new = [Rbar[0]] + [
-            Rbar[k] @ _expm(alpha * step[col[k] : col[k] + 3]) for k in range(1, K)
+            Rbar[k] @ so3.exp(alpha * step[col[k] : col[k] + 3]) for k in range(1, K)
         ]
         M_new = [Ms[0] + alpha * step[0:3]] + [
             Ms[k] + alpha * step[col[k] + 3 : col[k] + 6] for k in range(1, K)

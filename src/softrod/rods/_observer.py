@@ -19,17 +19,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from softrod.rods._inputs import StaticLoads, _base_moment_on_shape, _loads_at, _problem
 from softrod.rods._model import RodModel
-from softrod.rods._static import (
-    METHODS,
-    StaticInputs,
-    StaticResult,
-    _assemble,
-    _base_moment_on_shape,
-    _loads_at,
-    _pcc_tensions,
-    _problem,
-)
+from softrod.rods._pcc import _pcc_tensions
+from softrod.rods._result import StaticResult, _assemble
 from softrod.rods._static_kernels import _evaluate, _residual
 
 __all__ = ["ObserverGains", "ObserverState", "observer_update"]
@@ -94,7 +87,7 @@ def _x_scale(model: RodModel, n_unk: int) -> np.ndarray:
 
 def observer_update(
     model: RodModel,
-    inp: StaticInputs,
+    inp: StaticLoads,
     state: ObserverState | None,
     gains: ObserverGains | None = None,
     zero_lag: bool = True,
@@ -181,7 +174,7 @@ def observer_update(
 
 def _solve_observer(
     model: RodModel,
-    inp: StaticInputs,
+    inp: StaticLoads,
     guess: StaticResult | None,
     rtol: float,
     max_iter: int,
@@ -189,7 +182,7 @@ def _solve_observer(
     """method="observer": one update from the observer state carried in `guess`."""
     state = None
     if guess is not None:
-        state = guess.extra.get("observer_state")
+        state = guess.warm.observer if guess.warm is not None else None
         if state is None:
             # A result of another method: seed the observer with its unknowns.
             n_t = model.n_tendons
@@ -209,11 +202,20 @@ def _solve_observer(
             f"observer update; boundary residual {res_norm:.2e} above rtol {rtol:.0e} "
             "(call again with guess=this result to continue converging)"
         )
-    out = _assemble(
-        model, "observer", Y, X, tau, loads, status, message, res_norm, 1, 2 if ok else 1, 1.0
+    return _assemble(
+        model,
+        "observer",
+        Y,
+        X,
+        tau,
+        loads,
+        status,
+        message,
+        res_norm,
+        1,
+        2 if ok else 1,
+        1.0,
+        inputs=inp,
+        balanced_loads=None,
+        observer=new_state,
     )
-    out.extra["observer_state"] = new_state
-    return out
-
-
-METHODS["observer"] = _solve_observer

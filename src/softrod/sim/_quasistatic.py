@@ -19,15 +19,18 @@ from typing import Any, Literal
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._model import RodModel, quat_to_matrix
-from softrod.rods._observer import ObserverGains, ObserverState, observer_update
-from softrod.rods._static import (
+from softrod.rods import (
     DEFAULT_RTOL,
+    ObserverGains,
+    ObserverState,
+    RodModel,
     StaticResult,
     as_model,
     check_inputs,
+    observer_update,
     solve_static,
 )
+from softrod.rods.so3 import quat_to_matrix
 
 __all__ = ["QuasiStaticSim", "QuasiStaticHistory", "with_pose_and_lengths"]
 
@@ -179,7 +182,7 @@ class QuasiStaticSim:
 
     Parameters
     ----------
-    robot : RobotSpec, dict, path or RodModel.
+    robot : RobotSpec or RodModel (load a dict or path with `softrod.load_robot`).
     method : "shooting" (warm-started Newton, exact every step) or "observer" (one observer
         update per step: cheaper, converges over a few steps after a jump).
     dt : time step [s] (also the observer's update interval).
@@ -188,13 +191,14 @@ class QuasiStaticSim:
 
     Example
     -------
-    >>> sim = QuasiStaticSim("examples/robots/tdcr3.yaml", method="observer")  # doctest: +SKIP
+    >>> robot = softrod.load_robot("examples/robots/tdcr3.yaml")  # doctest: +SKIP
+    >>> sim = QuasiStaticSim(robot, method="observer")  # doctest: +SKIP
     >>> hist = sim.run({"tensions": np.linspace(0, 2, 100)[:, None] * np.eye(9)[0]})  # +SKIP
     """
 
     def __init__(
         self,
-        robot: RobotSpec | RodModel | dict | str,
+        robot: RobotSpec | RodModel,
         method: Literal["shooting", "observer"] = "shooting",
         dt: float = 0.01,
         gains: ObserverGains | None = None,

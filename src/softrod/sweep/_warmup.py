@@ -15,6 +15,7 @@ import softrod.sweep._tasks  # noqa: E402, F401  (the worker entry point)
 
 def _warm() -> None:
     try:
+        from softrod.description import load_robot
         from softrod.rods import solve_static
 
         robot = {
@@ -28,8 +29,8 @@ def _warm() -> None:
                 }
             ],
         }
-        solve_static(robot, tensions=[0.1])
-        solve_static({**robot, "model": "cosserat"}, tensions=[0.1])
+        solve_static(load_robot(robot), tensions=[0.1])
+        solve_static(load_robot({**robot, "model": "cosserat"}), tensions=[0.1])
     except Exception:  # noqa: BLE001 - warming up is an optimization only
         pass
 

@@ -1,0 +1,317 @@
+"""Inputs of a static solve: the checked `StaticLoads` and the kernel load arrays they give.
+
+`check_inputs` is the one place loads are validated; everything downstream (shooting, pcc,
+observer, sensitivities, warm starts) takes a `StaticLoads`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from softrod.rods._model import RodModel
+from softrod.rods._static_kernels import _distal_loads, _distal_moments_on_shape
+
+__all__ = ["StaticLoads", "check_inputs"]
+
+
+@dataclass(frozen=True)
+class StaticLoads:
+    """Validated inputs of one static solve (SI, world frame); build it with `check_inputs`.
+
+    tensions : (n_t,) [N] or None; lengths : (n_t,) commanded tendon rest lengths [m] or None
+        (exactly one of the two is set: tension or length control).
+    tip_force, tip_moment : (3,) [N], [N m] at the distal end.
+    distributed_force : (3,) uniform load per unit (reference) length [N/m].
+    gravity : (3,) [m/s^2]; loads the backbone's and disks' mass.
+    point_loads : ((s [m], force (3,) [N], moment (3,) [N m]), ...) world-frame loads on the
+        backbone at arc length s.
+    """
+
+    tensions: np.ndarray | None
+    lengths: np.ndarray | None
+    tip_force: np.ndarray
+    tip_moment: np.ndarray
+    distributed_force: np.ndarray
+    gravity: np.ndarray
+    point_loads: tuple[tuple[float, np.ndarray, np.ndarray], ...] = ()
+
+    @property
+    def has_external_load(self) -> bool:
+        """True when any load besides the tendons acts (tip, distributed, gravity, point)."""
+        return bool(
+            np.any(self.tip_force)
+            or np.any(self.tip_moment)
+            or np.any(self.distributed_force)
+            or np.any(self.gravity)
+            or bool(self.point_loads)
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Input handling
+
+
+def _vec3(name: str, value: Sequence[float] | np.ndarray | None) -> np.ndarray:
+    if value is None:
+        return np.zeros(3)
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if arr.shape != (3,):
+        raise ValueError(f"{name} must have 3 components [x, y, z], got {arr.tolist()}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()}")
+    return arr
+
+
+def _tendon_vector(name: str, value: Any, n_t: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=float).reshape(-1)
+    if arr.shape != (n_t,):
+        raise ValueError(
+            f"{name} must have {n_t} values (one per tendon, segment by segment), "
+            f"got {arr.shape[0]}"
+        )
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] must be finite, got {arr[bad[0]]}")
+    return arr
+
+
+def _point_loads(
+    value: Any, total_length: float
+) -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
+    if value is None:
+        return ()
+    out = []
+    for i, item in enumerate(value):
+        try:
+            s_val, force, *rest = item
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"point_loads[{i}] must be (s, force[3]) or (s, force[3], moment[3]), got {item!r}"
+            ) from None
+        s_f = float(s_val)
+        if not (0.0 < s_f <= total_length * (1 + 1e-12)):
+            raise ValueError(f"point_loads[{i}].s must be in (0, {total_length:g}] m, got {s_f!r}")
+        moment = rest[0] if rest else None
+        out.append(
+            (
+                min(s_f, total_length),
+                _vec3(f"point_loads[{i}].force", force),
+                _vec3(f"point_loads[{i}].moment", moment),
+            )
+        )
+    return tuple(out)
+
+
+def check_inputs(
+    model: RodModel,
+    tensions: Any = None,
+    lengths: Any = None,
+    tip_force: Any = None,
+    tip_moment: Any = None,
+    distributed_force: Any = None,
+    gravity: Any = None,
+    point_loads: Any = None,
+) -> StaticLoads:
+    """Validate solver inputs against a model; raises ValueError naming the bad field."""
+    n_t = model.n_tendons
+    if tensions is not None and lengths is not None:
+        raise ValueError("give tensions or lengths, not both")
+    tau = None
+    L_cmd = None
+    if tensions is not None:
+        tau = _tendon_vector("tensions", tensions, n_t)
+        neg = np.flatnonzero(tau < 0)
+        if neg.size:
+            raise ValueError(
+                f"tensions[{neg[0]}] must be >= 0 (tendons only pull), got {tau[neg[0]]}"
+            )
+    elif lengths is not None:
+        L_cmd = _tendon_vector("lengths", lengths, n_t)
+        nonpos = np.flatnonzero(L_cmd <= 0)
+        if nonpos.size:
+            raise ValueError(f"lengths[{nonpos[0]}] must be > 0 [m], got {L_cmd[nonpos[0]]}")
+        missing = np.flatnonzero(np.isnan(model.tendon_stiffness))
+        if missing.size:
+            seg, k = _tendon_name(model, int(missing[0]))
+            raise ValueError(
+                f"length control needs segments[{seg}].tendons[{k}].stiffness [N/m]; it is not set"
+            )
+    return StaticLoads(
+        tensions=tau if tau is not None else (None if L_cmd is not None else np.zeros(n_t)),
+        lengths=L_cmd,
+        tip_force=_vec3("tip_force", tip_force),
+        tip_moment=_vec3("tip_moment", tip_moment),
+        distributed_force=_vec3("distributed_force", distributed_force),
+        gravity=_vec3("gravity", gravity),
+        point_loads=_point_loads(point_loads, model.total_length),
+    )
+
+
+def _tendon_name(model: RodModel, i: int) -> tuple[int, int]:
+    seg = int(model.tendon_seg[i])
+    k = int(np.sum(model.tendon_seg[:i] == seg))
+    return seg, k
+
+
+@dataclass(frozen=True)
+class _Loads:
+    """Kernel load arrays at one load level: N_end (n_steps, 3), q_step (n_steps, 3),
+    node_moment (n_nodes, 3), and the tip wrench M_tip (3,) (point loads at s = L folded in)."""
+
+    N_end: np.ndarray
+    q_step: np.ndarray
+    node_moment: np.ndarray
+    tip_moment: np.ndarray
+
+
+def _loads_at(model: RodModel, inp: StaticLoads, lam: float) -> _Loads:
+    n_steps = model.step_seg.shape[0]
+    node_force = lam * model.node_point_mass[:, None] * inp.gravity[None, :]
+    node_moment = np.zeros((model.n_nodes, 3))
+    F_tip = lam * inp.tip_force
+    M_tip = lam * inp.tip_moment
+    for s_p, f_p, m_p in inp.point_loads:
+        k = int(np.argmin(np.abs(model.node_s - s_p)))
+        if k == model.n_nodes - 1:
+            F_tip = F_tip + lam * f_p
+            M_tip = M_tip + lam * m_p
+        else:
+            node_force[k] += lam * f_p
+            node_moment[k] += lam * m_p
+    N_end = np.empty((n_steps, 3))
+    q_step = np.empty((n_steps, 3))
+    _distal_loads(
+        model.node_s,
+        model.step_seg,
+        node_force,
+        model.seg_par,
+        F_tip,
+        lam * inp.distributed_force,
+        lam * inp.gravity,
+        N_end,
+        q_step,
+    )
+    return _Loads(N_end, q_step, node_moment, M_tip)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """The kernels' arguments for one static problem at one load level (see
+    `_static_kernels._residual`): unknowns are (M0, [tensions under length control])."""
+
+    length_mode: bool
+    tau_fixed: np.ndarray
+    base: tuple[np.ndarray, np.ndarray]
+    geo: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]
+    ld: tuple[np.ndarray, np.ndarray, np.ndarray]
+    bc: tuple[np.ndarray, np.ndarray, np.ndarray, float, float]
+    loads: _Loads
+
+    @property
+    def n_unknowns(self) -> int:
+        return 3 + (self.tau_fixed.shape[0] if self.length_mode else 0)
+
+
+def _problem(model: RodModel, inp: StaticLoads, lam: float = 1.0) -> _Problem:
+    """Kernel arguments at load level lam (every load, tension and tendon shortening scaled)."""
+    n_t = model.n_tendons
+    loads = _loads_at(model, inp, lam)
+    tau = inp.tensions if inp.tensions is not None else np.zeros(n_t)
+    if inp.lengths is not None:
+        L_cmd = model.tendon_rest_length + lam * (inp.lengths - model.tendon_rest_length)
+    else:
+        L_cmd = np.zeros(n_t)
+    return _Problem(
+        length_mode=inp.lengths is not None,
+        tau_fixed=np.ascontiguousarray(lam * tau, dtype=float),
+        base=model.kernel_base,
+        geo=model.kernel_geometry,
+        ld=(loads.N_end, loads.q_step, loads.node_moment),
+        bc=(loads.tip_moment, L_cmd, model.tendon_k, model.moment_scale, model.tension_scale),
+        loads=loads,
+    )
+
+
+def _distal_moments(model: RodModel, loads: _Loads, positions: np.ndarray | None) -> np.ndarray:
+    """Moment of the external loads distal to each node about it, on a given shape
+    (n_nodes, 3) [N m]; the straight robot when positions is None. At equilibrium this is the
+    total section moment M; on a previous equilibrium (warm start) or the straight robot (cold
+    start) it is the rigid-body predictor of M. Tendons are internal and do not enter."""
+    if positions is None:
+        axis = model.base_rotation[:, 2]
+        positions = model.base_position + model.node_s[:, None] * axis
+    out = np.empty((model.n_nodes, 3))
+    _distal_moments_on_shape(
+        np.ascontiguousarray(positions),
+        model.node_s,
+        loads.N_end,
+        loads.q_step,
+        loads.node_moment,
+        loads.tip_moment,
+        out,
+    )
+    return out
+
+
+def _base_moment_on_shape(
+    model: RodModel, loads: _Loads, positions: np.ndarray | None
+) -> np.ndarray:
+    """Total base moment of the loads acting on a given shape (3,) [N m]."""
+    return _distal_moments(model, loads, positions)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Load paths (continuation and warm-start marches)
+
+
+def _zero_inputs(model: RodModel, inp: StaticLoads) -> StaticLoads:
+    """The unloaded robot in the same input mode: no loads, tendons unloaded (tensions 0) or
+    at their straight path length (length control)."""
+    z3 = np.zeros(3)
+    return StaticLoads(
+        tensions=None if inp.lengths is not None else np.zeros(model.n_tendons),
+        lengths=model.tendon_rest_length.copy() if inp.lengths is not None else None,
+        tip_force=z3,
+        tip_moment=z3,
+        distributed_force=z3,
+        gravity=z3,
+        point_loads=tuple((s_p, z3, z3) for s_p, _, _ in inp.point_loads),
+    )
+
+
+def _blend(a: StaticLoads, b: StaticLoads, mu: float) -> StaticLoads | None:
+    """(1 - mu) a + mu b, or None when the two are not comparable (modes, point loads)."""
+    if (a.lengths is None) != (b.lengths is None):
+        return None
+    if [p[0] for p in a.point_loads] != [p[0] for p in b.point_loads]:
+        return None
+
+    def mix(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None or y is None else (1.0 - mu) * x + mu * y
+
+    return StaticLoads(
+        tensions=mix(a.tensions, b.tensions),
+        lengths=mix(a.lengths, b.lengths),
+        tip_force=(1.0 - mu) * a.tip_force + mu * b.tip_force,
+        tip_moment=(1.0 - mu) * a.tip_moment + mu * b.tip_moment,
+        distributed_force=(1.0 - mu) * a.distributed_force + mu * b.distributed_force,
+        gravity=(1.0 - mu) * a.gravity + mu * b.gravity,
+        point_loads=tuple(
+            (pa[0], (1.0 - mu) * pa[1] + mu * pb[1], (1.0 - mu) * pa[2] + mu * pb[2])
+            for pa, pb in zip(a.point_loads, b.point_loads, strict=True)
+        ),
+    )
+
+
+def _load_number(model: RodModel, inp: StaticLoads) -> float:
+    """~ P L^2 / EI of the external loads: the larger of their base moment on the straight
+    robot and their largest distal force times L, over the moment scale (tendons are internal).
+    It sets both the nonlinearity and the conditioning of shooting (~ exp(sqrt(.)))."""
+    loads = _loads_at(model, inp, 1.0)
+    straight = float(np.linalg.norm(_base_moment_on_shape(model, loads, None)))
+    force = float(np.abs(loads.N_end).max(initial=0.0)) * model.total_length
+    return max(straight, force) / model.moment_scale

@@ -1,0 +1,164 @@
+"""Method "pcc": piecewise constant curvature, the load-free baseline (exact without external
+loads when the precurvature has no twist)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from softrod.rods import so3
+from softrod.rods._inputs import StaticLoads
+from softrod.rods._model import RodModel
+from softrod.rods._result import StaticResult
+
+__all__: list[str] = []
+
+
+def _pcc_curvatures(model: RodModel, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-segment curvature u (n_seg, 3) and axial stretch v_z (n_seg,) with no external load.
+
+    Exact for both backbone models when the precurvature has no twist: every tendon stays
+    parallel to the backbone (t = e3), so each segment balances sum tau e3 x r against K_bt u.
+    """
+    n_seg = model.seg_length.shape[0]
+    u = model.u_star.copy()
+    vz = np.ones(n_seg)
+    for j in range(n_seg):
+        act = model.tendon_seg >= j
+        m = np.sum(tau[act, None] * np.cross([0.0, 0.0, 1.0], model.tendon_r[act]), axis=0)
+        u[j] += m / model.K_bt[j]
+        if model.cosserat:
+            vz[j] = 1.0 - tau[act].sum() / model.K_se[j, 2]
+    return u, vz
+
+
+def _pcc_lengths_matrix(model: RodModel) -> tuple[np.ndarray, np.ndarray]:
+    """Tendon path lengths l = l0 + A tau under constant curvature (linear in tau)."""
+    n_t = model.n_tendons
+    base = np.zeros(n_t)
+    u0, vz0 = _pcc_curvatures(model, np.zeros(n_t))
+    A = np.zeros((n_t, n_t))
+
+    def lengths(u: np.ndarray, vz: np.ndarray) -> np.ndarray:
+        out = np.zeros(n_t)
+        for i in range(n_t):
+            for j in range(int(model.tendon_seg[i]) + 1):
+                w_z = vz[j] + np.cross(u[j], model.tendon_r[i])[2]
+                out[i] += model.seg_length[j] * w_z
+        return out
+
+    base = lengths(u0, vz0)
+    for k in range(n_t):
+        e = np.zeros(n_t)
+        e[k] = 1.0
+        u, vz = _pcc_curvatures(model, e)
+        A[:, k] = lengths(u, vz) - base
+    return base, A
+
+
+def _pcc_tensions(model: RodModel, L_cmd: np.ndarray) -> np.ndarray:
+    """Tensions of elastic pull-only tendons under constant curvature (semismooth Newton)."""
+    n_t = model.n_tendons
+    if n_t == 0:
+        return np.zeros(0)
+    k = np.nan_to_num(model.tendon_stiffness, nan=0.0)
+    l0, A = _pcc_lengths_matrix(model)
+    tau = np.zeros(n_t)
+    for _ in range(50):
+        stretch = l0 + A @ tau - L_cmd
+        active = stretch > 0
+        r = tau - k * np.where(active, stretch, 0.0)
+        Jm = np.eye(n_t) - (k * active)[:, None] * A
+        step = np.linalg.solve(Jm, -r)
+        tau = tau + step
+        if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(tau))):
+            break
+    return tau
+
+
+def _arc(R0: np.ndarray, p0: np.ndarray, u: np.ndarray, vz: float, s: np.ndarray):
+    """Positions (n, 3) and rotations (n, 3, 3) along a constant-strain arc, s from its base."""
+    th = np.linalg.norm(u)
+    uh = so3.hat(u)
+    uh2 = uh @ uh
+    n = s.shape[0]
+    Rs = np.empty((n, 3, 3))
+    ps = np.empty((n, 3))
+    for k, sk in enumerate(s):
+        a = th * sk
+        if th * sk < 1e-6:
+            c1, c2 = sk * sk / 2.0, sk**3 / 6.0
+            e1, e2 = sk, sk * sk / 2.0
+        else:
+            c1, c2 = (1.0 - math.cos(a)) / th**2, (a - math.sin(a)) / th**3
+            e1, e2 = math.sin(a) / th, (1.0 - math.cos(a)) / th**2
+        expm = np.eye(3) + e1 * uh + e2 * uh2
+        integ = sk * np.eye(3) + c1 * uh + c2 * uh2
+        Rs[k] = R0 @ expm
+        ps[k] = p0 + R0 @ (integ @ np.array([0.0, 0.0, vz]))
+    return ps, Rs
+
+
+def _solve_pcc(
+    model: RodModel, inp: StaticLoads, guess: StaticResult | None, rtol: float, max_iter: int
+) -> StaticResult:
+    n_t = model.n_tendons
+    if inp.lengths is not None:
+        tau = _pcc_tensions(model, inp.lengths)
+    else:
+        assert inp.tensions is not None
+        tau = inp.tensions
+    u, vz = _pcc_curvatures(model, tau)
+    n_nodes = model.n_nodes
+    node_seg = np.append(model.step_seg, model.step_seg[-1])
+    positions = np.empty((n_nodes, 3))
+    rotations = np.empty((n_nodes, 3, 3))
+    p0, R0 = model.base_position.copy(), model.base_rotation.copy()
+    for j in range(model.seg_length.shape[0]):
+        steps_j = np.flatnonzero(model.step_seg == j)
+        idx = np.arange(steps_j[0], steps_j[-1] + 2)  # the segment's nodes, both ends included
+        s_loc = model.node_s[idx] - model.seg_start[j]
+        ps, Rs = _arc(R0, p0, u[j], vz[j], s_loc)
+        positions[idx] = ps
+        rotations[idx] = Rs
+        p0, R0 = ps[-1].copy(), Rs[-1].copy()
+    curvature = u[node_seg]
+    strain = np.zeros((n_nodes, 3))
+    strain[:, 2] = vz[node_seg]
+    # Tendon path lengths and the section loads implied by the tendons alone.
+    _, A = _pcc_lengths_matrix(model) if n_t else (None, np.zeros((0, 0)))
+    l0, _ = _pcc_lengths_matrix(model) if n_t else (np.zeros(0), None)
+    lengths = l0 + A @ tau if n_t else np.zeros(0)
+    force = np.zeros((n_nodes, 3))
+    for i in range(n_t):
+        act = node_seg <= model.tendon_seg[i]
+        force[act] -= tau[i] * rotations[act, :, 2]
+    moment = np.einsum(
+        "nab,nb->na", rotations, model.K_bt[node_seg] * (curvature - model.u_star[node_seg])
+    )
+    ignored = inp.has_external_load
+    message = "constant-curvature kinematics" + (
+        "; external loads and gravity are ignored by this model" if ignored else ""
+    )
+    return StaticResult(
+        method="pcc",
+        success=True,
+        status=0,
+        message=message,
+        residual=0.0,
+        nit=0,
+        nfev=0,
+        s=model.node_s.copy(),
+        positions=positions,
+        rotations=rotations,
+        curvature=curvature,
+        strain=strain,
+        internal_force=force,
+        internal_moment=moment,
+        tendon_tension=np.asarray(tau, float).copy(),
+        tendon_length=lengths,
+        base_moment=np.zeros(3),
+        load_scale=1.0,
+        inputs=inp,
+    )

@@ -1,0 +1,157 @@
+"""Exact sensitivities of the shooting map (`shooting_eval`) and the tip Jacobian of a
+converged result with respect to its tendon inputs (`tip_jacobian`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from softrod.description import RobotSpec
+from softrod.rods._inputs import StaticLoads, _problem, check_inputs
+from softrod.rods._model import RodModel, as_model
+from softrod.rods._result import StaticResult
+from softrod.rods._static_kernels import _evaluate
+
+__all__ = ["ShootingEval", "shooting_eval", "tip_jacobian"]
+
+
+@dataclass(frozen=True)
+class ShootingEval:
+    """One integration from given shooting unknowns, with exact sensitivities.
+
+    x : (n,) unknowns (M0 (3) [N m], then tensions under length control [N]).
+    residual : (n,) scaled boundary residual; jacobian : (n, n) d residual / d x.
+    tip_position : (3,) [m]; tip_rotation : (3, 3); tendon_length : (n_t,) [m].
+    d_tip_d_M0 : (3, 3); d_tip_d_tension : (3, n_t); d_tip_rot_d_M0 : (3, 3, 3) last axis
+    the direction; d_residual_d_tension : (n, n_t) (tension rows excluded under length control
+    where tensions are unknowns); d_length_d_M0 : (n_t, 3); d_length_d_tension : (n_t, n_t).
+    """
+
+    x: np.ndarray
+    residual: np.ndarray
+    jacobian: np.ndarray
+    tip_position: np.ndarray
+    tip_rotation: np.ndarray
+    tendon_length: np.ndarray
+    d_tip_d_M0: np.ndarray
+    d_tip_d_tension: np.ndarray
+    d_moment_d_M0: np.ndarray
+    d_moment_d_tension: np.ndarray
+    d_length_d_M0: np.ndarray
+    d_length_d_tension: np.ndarray
+
+
+def shooting_eval(
+    robot: RodModel | RobotSpec,
+    x: Sequence[float] | np.ndarray,
+    tensions: Any = None,
+    *,
+    lengths: Any = None,
+    tip_force: Any = None,
+    tip_moment: Any = None,
+    distributed_force: Any = None,
+    gravity: Any = None,
+    point_loads: Any = None,
+    steps: int | None = None,
+) -> ShootingEval:
+    """Integrate once from shooting unknowns x and return the residual with exact derivatives.
+
+    x = (M0 (3) [N m], then tensions (n_t) [N] under length control). The residual rows are
+    (M(L) - M_tip) / moment_scale and, under length control,
+    (tau_j - k_j max(0, l_j - L_cmd_j)) / tension_scale. This is the building block of the
+    shooting and observer methods and of analytic input Jacobians.
+    """
+    inp_nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
+    model = as_model(robot, steps, inp_nodes)
+    inp = check_inputs(
+        model, tensions, lengths, tip_force, tip_moment, distributed_force, gravity, point_loads
+    )
+    return _shooting_eval(model, inp, x)
+
+
+def _shooting_eval(
+    model: RodModel, inp: StaticLoads, x: Sequence[float] | np.ndarray
+) -> ShootingEval:
+    """`shooting_eval` on a model and checked loads (point-load nodes already on its grid)."""
+    n_t = model.n_tendons
+    length_mode = inp.lengths is not None
+    x = np.asarray(x, dtype=float).copy()
+    n_unk = 3 + (n_t if length_mode else 0)
+    if x.shape != (n_unk,):
+        raise ValueError(f"x must have {n_unk} values, got {x.shape[0]}")
+    pb = _problem(model, inp)
+    loads = pb.loads
+    tau = x[3:] if length_mode else pb.tau_fixed
+    L_cmd, k_t, m_scale, t_scale = pb.bc[1], pb.bc[2], pb.bc[3], pb.bc[4]
+    ny = 15 + n_t
+    n_dir = 3 + n_t
+    Y = np.empty((model.n_nodes, ny))
+    X = np.empty((model.n_nodes, 6))
+    z = np.empty(ny * (1 + n_dir))
+    if not _evaluate(
+        x[:3], np.ascontiguousarray(tau), n_dir, pb.base, pb.geo, pb.ld, False, Y, X, z
+    ):
+        raise ValueError("integration failed at the given x (non-finite state)")
+    S = z[ny:].reshape(n_dir, ny)  # S[d] = d y(L) / d direction d
+    r = np.empty(n_unk)
+    J = np.empty((n_unk, n_unk))
+    r[:3] = (z[12:15] - loads.tip_moment) / m_scale
+    J[:3, :] = S[:n_unk, 12:15].T / m_scale
+    if length_mode:
+        stretch = z[15 : 15 + n_t] - L_cmd
+        active = stretch > 0
+        r[3:] = (tau - k_t * np.where(active, stretch, 0.0)) / t_scale
+        J[3:, :] = -(k_t * active)[:, None] * S[:n_unk, 15 : 15 + n_t].T / t_scale
+        J[3:, 3:] += np.eye(n_t) / t_scale
+    return ShootingEval(
+        x=x,
+        residual=r,
+        jacobian=J,
+        tip_position=z[0:3].copy(),
+        tip_rotation=z[3:12].reshape(3, 3).copy(),
+        tendon_length=z[15 : 15 + n_t].copy(),
+        d_tip_d_M0=S[:3, 0:3].T.copy(),
+        d_tip_d_tension=S[3:, 0:3].T.copy(),
+        d_moment_d_M0=S[:3, 12:15].T.copy(),
+        d_moment_d_tension=S[3:, 12:15].T.copy(),
+        d_length_d_M0=S[:3, 15 : 15 + n_t].T.copy(),
+        d_length_d_tension=S[3:, 15 : 15 + n_t].T.copy(),
+    )
+
+
+def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarray:
+    """Exact d tip_position / d inputs (3, n_t) at a converged shooting `result`.
+
+    model : the model (or description) `result` was solved on; the loads come from
+    `result.inputs`. The inputs differentiated are the tensions [m/N] or, under length control,
+    the commanded lengths [m/m]. Uses the implicit function theorem on the shooting residual:
+    dx/dinput = -J^-1 dr/dinput.
+    """
+    if not result.success:
+        raise ValueError("tip_jacobian needs a converged result (result.success is False)")
+    inp = result.inputs
+    model = as_model(model, None, tuple(p[0] for p in inp.point_loads))
+    if model.n_nodes != result.s.shape[0]:
+        raise ValueError(
+            f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "
+            "model the result was solved on"
+        )
+    if inp.lengths is None:
+        ev = _shooting_eval(model, inp, result.base_moment)
+        # r(M0, tau) = (M(L) - M_tip)/m: dM0/dtau = -(dM/dM0)^-1 dM/dtau
+        dM0 = -np.linalg.solve(ev.d_moment_d_M0, ev.d_moment_d_tension)
+        return ev.d_tip_d_M0 @ dM0 + ev.d_tip_d_tension
+    x = np.concatenate([result.base_moment, result.tendon_tension])
+    ev = _shooting_eval(model, inp, x)
+    n_t = model.n_tendons
+    t_scale = model.tension_scale
+    k_t = model.tendon_k
+    L_cmd = inp.lengths
+    active = (ev.tendon_length - L_cmd) > 0
+    dr_dL = np.zeros((3 + n_t, n_t))
+    dr_dL[3:, :] = np.diag(k_t * active) / t_scale
+    dx = -np.linalg.solve(ev.jacobian, dr_dL)
+    return ev.d_tip_d_M0 @ dx[:3] + ev.d_tip_d_tension @ dx[3:]
