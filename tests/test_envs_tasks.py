@@ -129,7 +129,7 @@ def test_in_hand_rotation_counts_only_an_upright_held_cube() -> None:
     # Tip the cube onto an edge (45 deg about x) and spin it about z: no rotation is credited.
     import mujoco
 
-    from softrod.envs._scene import quat_from_axis_angle
+    from softrod.rods.so3 import quat_from_axis_angle
 
     env.data.qpos[qadr + 3 : qadr + 7] = quat_from_axis_angle([1, 0, 0], math.radians(45))
     env.data.qvel[env._cube_qvel + 3 : env._cube_qvel + 6] = [0.0, 0.0, 20.0]

@@ -31,7 +31,7 @@ import numpy as np
 
 from softrod.description import RobotSpec
 from softrod.dynamics._loads import Magnet
-from softrod.rods import RodModel, compile_model
+from softrod.rods import RodModel, compile_model, so3
 
 __all__ = [
     "DEFAULT_ELEMENTS",
@@ -39,7 +39,6 @@ __all__ = [
     "build_lgvi_model",
     "cay",
     "cayinv",
-    "exp_so3",
 ]
 
 #: Default number of elements along the whole robot. With the staggered closure the first
@@ -51,23 +50,10 @@ SHEAR_EVALS = ("left", "symmetric")
 CLAMPS = ("auto", "half", "node")
 
 
-def hat(v: np.ndarray) -> np.ndarray:
-    """Skew matrices (..., 3, 3) of vectors (..., 3)."""
-    v = np.asarray(v, dtype=float)
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1] = -v[..., 2]
-    out[..., 0, 2] = v[..., 1]
-    out[..., 1, 0] = v[..., 2]
-    out[..., 1, 2] = -v[..., 0]
-    out[..., 2, 0] = -v[..., 1]
-    out[..., 2, 1] = v[..., 0]
-    return out
-
-
 def cay(x: np.ndarray) -> np.ndarray:
     """Cayley map, half convention (ALGORITHMS.md 0): (..., 3) -> (..., 3, 3)."""
     x = np.asarray(x, dtype=float)
-    X = hat(x)
+    X = so3.hat(x)
     s = 4.0 / (4.0 + np.sum(x * x, axis=-1))
     return np.eye(3) + s[..., None, None] * (X + 0.5 * X @ X)
 
@@ -80,25 +66,15 @@ def cayinv(R: np.ndarray) -> np.ndarray:
     return 2.0 * v / (1.0 + np.trace(R, axis1=-2, axis2=-1))[..., None]
 
 
-def exp_so3(w: np.ndarray) -> np.ndarray:
-    """Rotation matrix exp(w^) of a rotation vector (3,) (Rodrigues)."""
-    w = np.asarray(w, dtype=float)
-    th = float(np.linalg.norm(w))
-    W = hat(w)
-    if th < 1e-8:
-        return np.eye(3) + W + 0.5 * W @ W
-    return np.eye(3) + math.sin(th) / th * W + (1 - math.cos(th)) / th**2 * W @ W
-
-
 def _arc(u: np.ndarray, h: float) -> np.ndarray:
     """Integral of exp(u^ s) e3 over s in [0, h] (body-frame chord of a constant-u arc)."""
     th = float(np.linalg.norm(u)) * h
     e3 = np.array([0.0, 0.0, 1.0])
     if th < 1e-6:
-        U = hat(u)
+        U = so3.hat(u)
         return (h * np.eye(3) + h**2 / 2 * U + h**3 / 6 * U @ U) @ e3
     k = float(np.linalg.norm(u))
-    U = hat(u)
+    U = so3.hat(u)
     M = h * np.eye(3) + (1 - math.cos(th)) / k**2 * U + (th - math.sin(th)) / k**3 * U @ U
     return M @ e3
 
@@ -246,7 +222,7 @@ def _rest_curve(rod: RodModel, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 break
             u = rod.u_star[j]
             p = p + R @ _arc(u, h)
-            R = R @ exp_so3(u * h)
+            R = R @ so3.exp(u * h)
         pts[q] = p
         rots[q] = R
     return pts, rots

@@ -6,14 +6,9 @@ lights, cameras, markers, robots, collision bits); the bending maps are `softrod
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
-import numpy as np
-
 from softrod.description import RobotSpec, find_robot, load_robot
 
-__all__ = ["quat_from_axis_angle", "shipped_robot", "with_tendon_stiffness"]
+__all__ = ["shipped_robot", "with_tendon_stiffness"]
 
 
 def shipped_robot(name: str) -> RobotSpec:
@@ -32,11 +27,3 @@ def with_tendon_stiffness(robot: RobotSpec, stiffness: float) -> RobotSpec:
         for tendon in seg.get("tendons", []):
             tendon["stiffness"] = float(stiffness)
     return load_robot(data)
-
-
-def quat_from_axis_angle(axis: Any, angle: float) -> list[float]:
-    """Unit quaternion (w, x, y, z) of a rotation by `angle` [rad] about `axis`."""
-    a = np.asarray(axis, dtype=float)
-    a = a / np.linalg.norm(a)
-    s = math.sin(angle / 2.0)
-    return [math.cos(angle / 2.0), *(s * a).tolist()]

@@ -11,8 +11,9 @@ import numpy as np
 
 from softrod.control import bending_tensions
 from softrod.envs._base import MujocoEnv, obs_box
-from softrod.envs._scene import quat_from_axis_angle, shipped_robot
+from softrod.envs._scene import shipped_robot
 from softrod.mujoco import MujocoOptions
+from softrod.rods.so3 import quat_from_axis_angle
 from softrod.scene import (
     CONTYPE_RIGID,
     RIGID_AFFINITY,

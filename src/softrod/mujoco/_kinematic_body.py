@@ -15,22 +15,12 @@ from typing import TYPE_CHECKING, Any
 import mujoco
 import numpy as np
 
+from softrod.rods import so3
+
 if TYPE_CHECKING:
     from softrod.rods import StaticResult
 
 __all__ = ["KinematicRod"]
-
-
-def _quat_from_z(direction: np.ndarray) -> np.ndarray:
-    """Quaternion (w, x, y, z) rotating +z onto `direction` (unit)."""
-    z = np.array([0.0, 0.0, 1.0])
-    d = direction / np.linalg.norm(direction)
-    c = float(np.dot(z, d))
-    if c < -1.0 + 1e-12:
-        return np.array([0.0, 1.0, 0.0, 0.0])
-    axis = np.cross(z, d)
-    q = np.array([1.0 + c, axis[0], axis[1], axis[2]])
-    return q / np.linalg.norm(q)
 
 
 @dataclass
@@ -116,7 +106,7 @@ class KinematicRod:
             length = float(np.linalg.norm(chord))
             m = self._mocap_ids[i]
             data.mocap_pos[m] = 0.5 * (a + b)
-            data.mocap_quat[m] = _quat_from_z(chord if length > 0 else np.array([0, 0, 1.0]))
+            data.mocap_quat[m] = so3.quat_from_z(chord if length > 0 else np.array([0, 0, 1.0]))
             self._model.geom_size[self._geom_ids[i], 1] = max(0.5 * length, 1e-6)
 
     def contact_point_loads(

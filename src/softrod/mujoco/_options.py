@@ -100,8 +100,10 @@ class MujocoOptions(Spec):
 
     @model_validator(mode="after")
     def _check(self) -> MujocoOptions:
-        if not 1 <= self.links <= MAX_LINKS:
-            raise ValueError(f"links must be within 1..{MAX_LINKS}, got {self.links}")
+        if self.links < 1:
+            raise ValueError(f"links must be >= 1, got {self.links}")
+        if self.links > MAX_LINKS:
+            raise ValueError(f"links must be <= {MAX_LINKS}, got {self.links}")
         if self.damping_ratio < 0:
             raise ValueError(f"damping_ratio must be >= 0, got {self.damping_ratio}")
         if self.damping_time is not None and self.damping_time < 0:

@@ -18,6 +18,7 @@ __all__ = [
     "log",
     "matrix_to_quat",
     "quat_from_axis_angle",
+    "quat_from_z",
     "quat_multiply",
     "quat_to_matrix",
     "vee",
@@ -114,6 +115,20 @@ def quat_from_axis_angle(axis: Sequence[float] | np.ndarray, angle: float) -> np
     a = a / n
     s = math.sin(angle / 2.0)
     return np.array([math.cos(angle / 2.0), *(s * a).tolist()])
+
+
+def quat_from_z(direction: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Unit quaternion (4,) (w, x, y, z) of the shortest rotation taking +z onto `direction`
+    (3,) (any nonzero length); a half turn about x for the opposite direction."""
+    z = np.array([0.0, 0.0, 1.0])
+    d = np.asarray(direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    c = float(np.dot(z, d))
+    if c < -1.0 + 1e-12:
+        return np.array([0.0, 1.0, 0.0, 0.0])
+    axis = np.cross(z, d)
+    q = np.array([1.0 + c, axis[0], axis[1], axis[2]])
+    return q / np.linalg.norm(q)
 
 
 def quat_multiply(qa: Sequence[float] | np.ndarray, qb: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ import numpy as np
 
 # Rigid robot geoms collide with objects (bit 0) only, never with themselves or soft robots.
 from softrod.mujoco import CONTYPE_RIGID, RIGID_AFFINITY
+from softrod.rods.so3 import quat_from_axis_angle
 
 __all__ = ["PANDA_HOME", "RigidInfo", "RIGID_MODELS", "add_rigid", "add_rigid_mjcf"]
 
@@ -50,10 +51,6 @@ class RigidInfo:
     actuators: tuple[str, ...]
     home: tuple[float, ...]
     free_base: bool = False
-
-
-def _quat_x(angle: float) -> list[float]:
-    return [math.cos(angle / 2), math.sin(angle / 2), 0.0, 0.0]
 
 
 def _capsule(body: mujoco.MjsBody, name: str, p0, p1, radius: float, rgba=_RGBA_ARM) -> None:
@@ -144,7 +141,11 @@ def _add_panda(spec, parent, prefix, pos, quat) -> RigidInfo:
     # Offset of the next joint in the current body's frame (drawn as the link).
     for i, (a, d, alpha) in enumerate(_PANDA_MDH):
         child_pos = [a, -math.sin(alpha) * d, math.cos(alpha) * d]
-        body = body.add_body(name=f"{prefix}link{i + 1}", pos=child_pos, quat=_quat_x(alpha))
+        body = body.add_body(
+            name=f"{prefix}link{i + 1}",
+            pos=child_pos,
+            quat=quat_from_axis_angle([1.0, 0.0, 0.0], alpha),
+        )
         body.gravcomp = 1.0
         j, act = _arm_joint(spec, body, prefix, i, _PANDA_LIMITS[i], _PANDA_KP[i], 10.0)
         joints.append(j)
@@ -199,7 +200,11 @@ def _add_ur5(spec, parent, prefix, pos, quat) -> RigidInfo:
             body = body.add_body(name=f"{prefix}link1")
         else:
             d0, a0, al0 = _UR5_DH[i - 1]
-            body = body.add_body(name=f"{prefix}link{i + 1}", pos=[a0, 0, d0], quat=_quat_x(al0))
+            body = body.add_body(
+                name=f"{prefix}link{i + 1}",
+                pos=[a0, 0, d0],
+                quat=quat_from_axis_angle([1.0, 0.0, 0.0], al0),
+            )
         body.gravcomp = 1.0
         j, act = _arm_joint(spec, body, prefix, i, (-2 * math.pi, 2 * math.pi), _UR5_KP[i], 5.0)
         joints.append(j)
@@ -209,7 +214,9 @@ def _add_ur5(spec, parent, prefix, pos, quat) -> RigidInfo:
         _capsule(body, f"{prefix}g_link{i + 1}", (0, 0, 0), (a, 0, d), radius)
         _inertial(body, _UR5_MASS[i], (a / 2, 0, d / 2), max(abs(a), abs(d), 0.05), radius)
     d6, a6, al6 = _UR5_DH[-1]
-    flange = body.add_body(name=f"{prefix}flange", pos=[a6, 0, d6], quat=_quat_x(al6))
+    flange = body.add_body(
+        name=f"{prefix}flange", pos=[a6, 0, d6], quat=quat_from_axis_angle([1.0, 0.0, 0.0], al6)
+    )
     flange.add_geom(
         name=f"{prefix}g_flange",
         type=mujoco.mjtGeom.mjGEOM_CYLINDER,

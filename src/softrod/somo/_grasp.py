@@ -59,6 +59,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from softrod.description import Spec
+from softrod.rods import so3
 from softrod.somo._empirical import (
     SOMO_DISTAL_STIFFNESS_SCALE,
     EmpiricalChain,
@@ -162,15 +163,12 @@ class GraspOutcome(BaseModel):
 
 def _finger_quat(side: int) -> tuple[float, float, float, float]:
     """Mount orientation: chain +z along the splayed approach axis, closing toward y = 0."""
-    import mujoco
-
     a = side * FINGER_SPLAY  # left finger (side +1) splays toward +y
     z = np.array([math.cos(a), math.sin(a), 0.0])
     x = np.array([0.0, 0.0, -1.0]) if side > 0 else np.array([0.0, 0.0, 1.0])
     y = np.cross(z, x)
     mat = np.column_stack([x, y, z])
-    q = np.zeros(4)
-    mujoco.mju_mat2Quat(q, mat.reshape(-1))
+    q = so3.matrix_to_quat(mat)
     return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from softrod.description import Spec
+from softrod.rods.so3 import quat_from_axis_angle, quat_multiply
 from softrod.somo._empirical import EmpiricalChain, EmpiricalManipulator, add_empirical_chain
 
 __all__ = [
@@ -41,15 +42,10 @@ ARM_KV = 30.0
 
 def euler_quat(euler_deg: tuple[float, float, float]) -> list[float]:
     """Quaternion (w, x, y, z) of extrinsic x-y-z rotations by `euler_deg` [deg]."""
-    import mujoco
-
     q = np.array([1.0, 0.0, 0.0, 0.0])
     for axis, angle in zip(np.eye(3), euler_deg, strict=True):
-        step = np.zeros(4)
-        mujoco.mju_axisAngle2Quat(step, axis, math.radians(angle))
-        out = np.zeros(4)
-        mujoco.mju_mulQuat(out, step, q)  # extrinsic: later rotations act from the left
-        q = out
+        # Extrinsic: later rotations act from the left.
+        q = quat_multiply(quat_from_axis_angle(axis, math.radians(angle)), q)
     return q.tolist()
 
 
