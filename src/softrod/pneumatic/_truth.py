@@ -457,36 +457,21 @@ def _plate_poses(
 
 
 @numba.njit(cache=True)
-def _run_frames(
-    commands: np.ndarray,
-    phi: np.ndarray,
-    nodes: np.ndarray,
-    turn: np.ndarray,
-    anchor: np.ndarray,
-    pressure: np.ndarray,
-    coeffs: np.ndarray,
-    width: np.ndarray,
-    rest_length: np.ndarray,
-    ei: np.ndarray,
-    interval_seg: np.ndarray,
-    n_intervals: np.ndarray,
-    mass: np.ndarray,
-    g_par: np.ndarray,
-    fric: np.ndarray,
-    delta: float,
-    relax: float,
-    lag: float,
-    dt_sub: float,
-    substeps: int,
-    plate_node: np.ndarray,
-    tol: float,
-    max_iter: int,
-    plates_out: np.ndarray,
-    nodes_out: np.ndarray,
-    gnorm_out: np.ndarray,
-) -> None:
+def _run_frames(commands: np.ndarray, state: tuple, arm: tuple, grid: tuple, loads: tuple,
+                numerics: tuple, out: tuple) -> None:  # fmt: skip
     """Advance the state through every frame's set-point (n_frames, n_seg); record plates
-    (n_frames, m, 3), nodes (n_frames, K+1, 2) and the worst residual per frame."""
+    (n_frames, m, 3), nodes (n_frames, K+1, 2) and the worst residual per frame.
+
+    state (in/out): (phi, nodes, turn, anchor, pressure); arm: (coeffs, width, rest_length, ei);
+    grid: (interval_seg, n_intervals, mass, plate_node); loads: (g_par, fric); numerics:
+    (delta, relax, lag, dt_sub, substeps, tol, max_iter); out: (plates, nodes, gnorm).
+    """
+    phi, nodes, turn, anchor, pressure = state
+    coeffs, width, rest_length, ei = arm
+    interval_seg, n_intervals, mass, plate_node = grid
+    g_par, fric = loads
+    delta, relax, lag, dt_sub, substeps, tol, max_iter = numerics
+    plates_out, nodes_out, gnorm_out = out
     n_seg = pressure.shape[0]
     n_int = phi.shape[0]
     kappa = np.empty(n_seg)
@@ -692,31 +677,20 @@ class GroundTruthArm:
         st = self.state
         _run_frames(
             cmd,
-            st.phi,
-            st.nodes,
-            st.turn,
-            st.anchor,
-            st.pressure,
-            a.strain_coeffs,
-            a.width,
-            a.rest_length,
-            a.bending_stiffness,
-            gr.interval_seg,
-            gr.n_intervals,
-            gr.node_mass,
-            g_par,
-            fric,
-            cfg.friction_smoothing,
-            cfg.bending_relaxation_time,
-            lag,
-            dt_sub,
-            cfg.substeps,
-            gr.plate_node,
-            cfg.newton_tol,
-            cfg.max_newton_iter,
-            plates,
-            nodes,
-            gnorm,
+            (st.phi, st.nodes, st.turn, st.anchor, st.pressure),
+            (a.strain_coeffs, a.width, a.rest_length, a.bending_stiffness),
+            (gr.interval_seg, gr.n_intervals, gr.node_mass, gr.plate_node),
+            (g_par, fric),
+            (
+                float(cfg.friction_smoothing),
+                float(cfg.bending_relaxation_time),
+                float(lag),
+                float(dt_sub),
+                int(cfg.substeps),
+                float(cfg.newton_tol),
+                int(cfg.max_newton_iter),
+            ),
+            (plates, nodes, gnorm),
         )
         st.command = cmd[-1].copy()
         self.last_nodes = nodes
