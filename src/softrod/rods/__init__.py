@@ -8,7 +8,7 @@ method of `METHODS`; out comes a frozen `StaticResult` that carries its `inputs`
 from softrod.rods import so3
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
-from softrod.rods._model import RodModel, as_model, compile_model
+from softrod.rods._model import RodModel, as_model, compile_model, with_pose_and_lengths
 from softrod.rods._observer import ObserverGains, ObserverState, observer_update
 from softrod.rods._properties import (
     RobotProperties,
@@ -43,4 +43,5 @@ __all__ = [
     "so3",
     "solve_static",
     "tip_jacobian",
+    "with_pose_and_lengths",
 ]

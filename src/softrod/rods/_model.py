@@ -15,17 +15,25 @@ summed over the tendons that pass the section.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
 from softrod.description import RobotSpec, load_robot
 from softrod.rods.so3 import quat_to_matrix
 
-__all__ = ["RodModel", "as_model", "compile_model", "DEFAULT_STEPS_PER_LENGTH"]
+__all__ = [
+    "RodModel",
+    "as_model",
+    "compile_model",
+    "with_pose_and_lengths",
+    "DEFAULT_STEPS_PER_LENGTH",
+]
 
 #: Default integration resolution: about this many RK4 steps along the whole backbone (every
 #: segment end and disk is also a node). 32 keeps the tip error below 3e-8 m on the shipped
@@ -233,6 +241,57 @@ _MODEL_CACHE: OrderedDict[tuple[str, int | None, tuple[float, ...]], RodModel] =
 _MODEL_CACHE_SIZE = 32
 
 
+def with_pose_and_lengths(
+    model: RodModel,
+    base_position: np.ndarray | None = None,
+    base_rotation: np.ndarray | None = None,
+    extensions: np.ndarray | None = None,
+) -> RodModel:
+    """A copy of `model` on another base pose and/or with segments extended (no recompile).
+
+    extensions : (n_seg,) change of each segment's length [m]; the grid, disks and tendon rest
+    lengths stretch with the segment (an extensible backbone keeps its section stiffness).
+    """
+    changes: dict[str, Any] = {}
+    if base_position is not None:
+        changes["base_position"] = np.asarray(base_position, dtype=float).reshape(3)
+    if base_rotation is not None:
+        changes["base_rotation"] = np.asarray(base_rotation, dtype=float).reshape(3, 3)
+    if extensions is not None:
+        ext = np.asarray(extensions, dtype=float).reshape(-1)
+        n_seg = model.seg_length.shape[0]
+        if ext.shape != (n_seg,):
+            raise ValueError(
+                f"extensions must have {n_seg} values (one per segment), got {ext.shape[0]}"
+            )
+        for j, seg in enumerate(model.spec.segments):
+            lo, hi = seg.extension_range if seg.extension_range is not None else (0.0, 0.0)
+            if not lo - 1e-12 <= ext[j] <= hi + 1e-12:
+                raise ValueError(
+                    f"extensions[{j}] must be within segments[{j}].extension_range "
+                    f"[{lo}, {hi}] m, got {ext[j]}"
+                )
+        new_len = model.seg_length + ext
+        new_start = np.concatenate([[0.0], np.cumsum(new_len)[:-1]])
+
+        # Map old arc length to new, segment by segment (affine within each segment).
+        def remap(s: np.ndarray, seg_idx: np.ndarray) -> np.ndarray:
+            frac = (s - model.seg_start[seg_idx]) / model.seg_length[seg_idx]
+            return new_start[seg_idx] + frac * new_len[seg_idx]
+
+        node_seg = np.append(model.step_seg, model.step_seg[-1])
+        node_s = remap(model.node_s, node_seg)
+        node_s[0] = 0.0
+        changes.update(
+            seg_length=new_len,
+            seg_start=new_start,
+            node_s=node_s,
+            disk_s=remap(model.disk_s, model.disk_seg) if model.disk_s.size else model.disk_s,
+            tendon_rest_length=new_start[model.tendon_seg] + new_len[model.tendon_seg],
+        )
+    return dataclasses.replace(model, **changes) if changes else model
+
+
 def as_model(
     robot: RodModel | RobotSpec,
     steps: int | None = None,
@@ -247,9 +306,40 @@ def as_model(
         missing = [s for s in extra_nodes if not np.any(np.abs(robot.node_s - s) < 1e-12)]
         if steps is None and not missing:
             return robot
-        spec = robot.spec
-    else:
-        spec = load_robot(robot)
+        return _regrid(robot, steps, extra_nodes)
+    spec = load_robot(robot)
+    return _compiled(spec, steps, tuple(extra_nodes))
+
+
+def _regrid(model: RodModel, steps: int | None, extra_nodes: tuple[float, ...]) -> RodModel:
+    """`model` on another grid, keeping what was done to it after compiling: its base pose and
+    its segment extensions (a recompile from the spec alone once silently dropped both)."""
+    spec = model.spec
+    spec_length = np.array([seg.length for seg in spec.segments])
+    ext = model.seg_length - spec_length
+    # Requested nodes are arc lengths of the extended robot: map them onto the spec's segments.
+    spec_start = np.concatenate([[0.0], np.cumsum(spec_length)[:-1]])
+    nodes = []
+    for s in extra_nodes:
+        j = int(np.clip(np.searchsorted(model.seg_start, s, side="right") - 1, 0, ext.size - 1))
+        frac = (s - model.seg_start[j]) / model.seg_length[j]
+        nodes.append(float(spec_start[j] + frac * spec_length[j]))
+    fresh = _compiled(spec, steps, tuple(nodes))
+    out = with_pose_and_lengths(
+        fresh, model.base_position, model.base_rotation, ext if np.any(ext != 0.0) else None
+    )
+    # Snap the requested nodes to the arc lengths asked for (the round trip leaves ~1e-17).
+    if extra_nodes:
+        node_s = out.node_s.copy()
+        for s in extra_nodes:
+            k = int(np.argmin(np.abs(node_s - s)))
+            node_s[k] = s
+        out = dataclasses.replace(out, node_s=node_s)
+    return out
+
+
+def _compiled(spec: RobotSpec, steps: int | None, extra_nodes: tuple[float, ...]) -> RodModel:
+    """compile_model(spec, steps, extra_nodes), cached by content."""
     key = (spec.model_dump_json(), steps, tuple(sorted(extra_nodes)))
     hit = _MODEL_CACHE.get(key)
     if hit is not None:

@@ -29,6 +29,7 @@ from softrod.rods import (
     check_inputs,
     observer_update,
     solve_static,
+    with_pose_and_lengths,
 )
 from softrod.rods.so3 import quat_to_matrix
 
@@ -46,57 +47,6 @@ _INPUT_KEYS = (
     "base_quaternion",
     "extensions",
 )
-
-
-def with_pose_and_lengths(
-    model: RodModel,
-    base_position: np.ndarray | None = None,
-    base_rotation: np.ndarray | None = None,
-    extensions: np.ndarray | None = None,
-) -> RodModel:
-    """A copy of `model` on another base pose and/or with segments extended (no recompile).
-
-    extensions : (n_seg,) change of each segment's length [m]; the grid, disks and tendon rest
-    lengths stretch with the segment (an extensible backbone keeps its section stiffness).
-    """
-    changes: dict[str, Any] = {}
-    if base_position is not None:
-        changes["base_position"] = np.asarray(base_position, dtype=float).reshape(3)
-    if base_rotation is not None:
-        changes["base_rotation"] = np.asarray(base_rotation, dtype=float).reshape(3, 3)
-    if extensions is not None:
-        ext = np.asarray(extensions, dtype=float).reshape(-1)
-        n_seg = model.seg_length.shape[0]
-        if ext.shape != (n_seg,):
-            raise ValueError(
-                f"extensions must have {n_seg} values (one per segment), got {ext.shape[0]}"
-            )
-        for j, seg in enumerate(model.spec.segments):
-            lo, hi = seg.extension_range if seg.extension_range is not None else (0.0, 0.0)
-            if not lo - 1e-12 <= ext[j] <= hi + 1e-12:
-                raise ValueError(
-                    f"extensions[{j}] must be within segments[{j}].extension_range "
-                    f"[{lo}, {hi}] m, got {ext[j]}"
-                )
-        new_len = model.seg_length + ext
-        new_start = np.concatenate([[0.0], np.cumsum(new_len)[:-1]])
-
-        # Map old arc length to new, segment by segment (affine within each segment).
-        def remap(s: np.ndarray, seg_idx: np.ndarray) -> np.ndarray:
-            frac = (s - model.seg_start[seg_idx]) / model.seg_length[seg_idx]
-            return new_start[seg_idx] + frac * new_len[seg_idx]
-
-        node_seg = np.append(model.step_seg, model.step_seg[-1])
-        node_s = remap(model.node_s, node_seg)
-        node_s[0] = 0.0
-        changes.update(
-            seg_length=new_len,
-            seg_start=new_start,
-            node_s=node_s,
-            disk_s=remap(model.disk_s, model.disk_seg) if model.disk_s.size else model.disk_s,
-            tendon_rest_length=new_start[model.tendon_seg] + new_len[model.tendon_seg],
-        )
-    return dataclasses.replace(model, **changes) if changes else model
 
 
 @dataclass(frozen=True)
