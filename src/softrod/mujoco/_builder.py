@@ -112,6 +112,9 @@ def configure_spec(spec: mujoco.MjSpec, options: MujocoOptions) -> None:
     """Compiler and solver settings shared by robot models and scenes."""
     spec.compiler.degree = False
     spec.compiler.autolimits = True
+    # Links of flat (box) sections have polar moments above 2 I, which breaks the inertia
+    # triangle inequality MuJoCo checks; balancing touches only such bodies.
+    spec.compiler.balanceinertia = True
     spec.option.timestep = options.timestep
     spec.option.integrator = {
         "discrete": mujoco.mjtIntegrator.mjINT_DISCRETE,
