@@ -49,9 +49,11 @@ def test_chambers_and_magnets_load_and_round_trip():
 
 
 def test_todays_files_load_unchanged():
+    # The descriptions shipped before issue 20 have no chambers and no magnets.
     for name in shipped_robots():
         robot = load_robot(find_robot(name))
-        assert robot.n_pressures == 0 and not robot.is_magnetic
+        if name != "magnetic_catheter":
+            assert robot.n_pressures == 0 and not robot.is_magnetic
 
 
 def test_calibration_polynomial():

@@ -112,6 +112,11 @@ class MagneticField:
                 )
         data.qfrc_applied += self._qfrc
 
+    def reset(self) -> None:
+        """Forget the previous contribution without touching data (after `mj_resetData`,
+        which already cleared qfrc_applied)."""
+        self._qfrc[:] = 0.0
+
     def remove(self, data: mujoco.MjData) -> None:
         """Take this field's loads out of data.qfrc_applied."""
         data.qfrc_applied -= self._qfrc
