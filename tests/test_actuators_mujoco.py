@@ -86,6 +86,14 @@ def test_chamber_axial_force_on_extensible_chain():
     assert stretch == pytest.approx(1e3 * 1e-4 * L / (E * math.pi * RADIUS**2), rel=1e-6)
 
 
+def test_centred_chamber_on_inextensible_chain_keeps_its_actuator():
+    model, data = _compile(_rod(chambers=[{"area": 1e-4, "offset": 0.0}]))
+    assert model.actuator(0).name == "pressure_0"
+    data.ctrl[0] = 1e4
+    assert static_equilibrium(model, data).success
+    np.testing.assert_allclose(data.site("tip").xpos, [0.0, 0.0, L], atol=1e-12)
+
+
 def test_pressure_range_is_the_ctrlrange():
     robot = _rod(chambers=[{"area": 1e-4, "offset": 0.004, "pressure_range": [0, 2e5]}])
     model, _ = _compile(robot)

@@ -342,12 +342,20 @@ def add_robot(
     for k, (j, chamber) in enumerate(robot.chamber_list()):
         arm = chamber.moment_arm
         ten = spec.add_tendon(name=f"{prefix}chamber_{k}")
-        for e in np.flatnonzero(lay.elem_seg == j):
+        elems = np.flatnonzero(lay.elem_seg == j)
+        wraps = 0
+        for e in elems:
             for ax, coef in (("x", arm[0]), ("y", arm[1])):
                 if coef != 0.0:
                     ten.wrap_joint(f"{prefix}j{e}{ax}", float(chamber.area * coef))
+                    wraps += 1
             if opts.axial:
                 ten.wrap_joint(f"{prefix}j{e}s", float(chamber.area))
+                wraps += 1
+        if wraps == 0:
+            # A centred chamber on an inextensible chain does nothing, but keeps its actuator
+            # (the input order); MuJoCo needs a non-empty tendon path.
+            ten.wrap_joint(f"{prefix}j{int(elems[0])}x", 0.0)
         act = spec.add_actuator()
         act.name = f"{prefix}pressure_{k}"
         act.trntype = mujoco.mjtTrn.mjTRN_TENDON
