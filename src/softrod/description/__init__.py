@@ -5,6 +5,7 @@ trip, one error format); dotted field paths (`set_path`, `with_fields`) edit a d
 name; `find_robot` is the one robot resolver; `json_safe` makes results strict JSON.
 """
 
+from softrod.description._actuation import Actuation, check_actuation
 from softrod.description._base import Spec
 from softrod.description._io import DescriptionError, json_safe
 from softrod.description._paths import (
@@ -25,6 +26,8 @@ from softrod.description._spec import (
     BackboneOverride,
     BackboneSpec,
     BaseSpec,
+    ChamberSpec,
+    MagnetSpec,
     PneumaticActuatorSpec,
     PneumaticChamberSpec,
     RobotSpec,
@@ -36,6 +39,10 @@ from softrod.description._spec import (
 
 __all__ = [
     "ROBOT_SUFFIXES",
+    "Actuation",
+    "ChamberSpec",
+    "MagnetSpec",
+    "check_actuation",
     "BackboneOverride",
     "BackboneSpec",
     "BaseSpec",

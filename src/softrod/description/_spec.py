@@ -20,6 +20,8 @@ __all__ = [
     "BackboneOverride",
     "BaseSpec",
     "TendonSpec",
+    "ChamberSpec",
+    "MagnetSpec",
     "PneumaticChamberSpec",
     "PneumaticActuatorSpec",
     "SegmentSpec",
@@ -181,6 +183,99 @@ class TendonSpec(Spec):
         return self
 
 
+#: Most calibration coefficients of a chamber's effective area (fourth order, like seed 003).
+_MAX_AREA_COEFFS = 4
+#: Points at which a chamber's effective area is checked over its pressure range.
+_AREA_CHECK_POINTS = 101
+
+
+class ChamberSpec(Spec):
+    """A pressurised chamber (or bellows) along a segment, a force actuator (docs/actuators.md).
+
+    Gauge pressure p [Pa] gives the force p A_eff(p) [N] along the chamber line at body-frame
+    r = offset (cos a, sin a, 0): a bending moment r x (p A_eff e_z) about the backbone (a chamber
+    at +x bends the segment toward -x) and an axial force p A_eff (extensible models), uniform
+    over the segment. A_eff(p) = area (1 + sum_k area_polynomial[k] p^(k+1)) maps a real
+    actuator's measured force onto this model; without it A_eff = area.
+    """
+
+    area: float = Field(description="Effective pressurised area A [m^2].")
+    offset: float = Field(description="Distance of the chamber line from the backbone [m].")
+    angle_deg: float = Field(default=0.0, description="Angular position a about body z [deg].")
+    pressure_range: tuple[float, float] | None = Field(
+        default=None, description="Gauge pressures (min, max) the chamber may take [Pa]."
+    )
+    area_polynomial: list[float] = Field(
+        default_factory=list,
+        description="Calibration: coefficients c_1..c_4 [1/Pa^k] of the relative area change, "
+        "A_eff(p) = area (1 + c_1 p + ... + c_4 p^4); empty: constant area.",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ChamberSpec:
+        _check_positive("area", self.area)
+        if self.offset < 0:
+            raise ValueError(f"offset must be >= 0, got {self.offset!r}")
+        if len(self.area_polynomial) > _MAX_AREA_COEFFS:
+            raise ValueError(
+                f"area_polynomial must have at most {_MAX_AREA_COEFFS} coefficients, got "
+                f"{len(self.area_polynomial)}"
+            )
+        if self.pressure_range is not None:
+            lo, hi = self.pressure_range
+            if not lo < hi:
+                raise ValueError(
+                    f"pressure_range must satisfy min < max [Pa], got {list(self.pressure_range)}"
+                )
+            # The calibrated area must stay positive where the chamber is used.
+            for i in range(_AREA_CHECK_POINTS):
+                p = lo + (hi - lo) * i / (_AREA_CHECK_POINTS - 1)
+                if not self.effective_area(p) > 0:
+                    raise ValueError(
+                        f"area_polynomial must keep the effective area > 0 over pressure_range, "
+                        f"got {self.effective_area(p):.4g} m^2 at {p:.6g} Pa"
+                    )
+        return self
+
+    @property
+    def body_position(self) -> tuple[float, float, float]:
+        """Chamber line's body-frame position r (3,) [m]."""
+        a = math.radians(self.angle_deg)
+        return (self.offset * math.cos(a), self.offset * math.sin(a), 0.0)
+
+    @property
+    def moment_arm(self) -> tuple[float, float, float]:
+        """r x e_z (3,) [m]: the body-frame bending moment per unit force p A_eff [N m / N]."""
+        rx, ry, _ = self.body_position
+        return (ry, -rx, 0.0)
+
+    def effective_area(self, pressure: float) -> float:
+        """A_eff(p) [m^2] at gauge pressure p [Pa]."""
+        corr = sum(c * pressure ** (k + 1) for k, c in enumerate(self.area_polynomial))
+        return float(self.area * (1.0 + corr))
+
+    def force(self, pressure: float) -> float:
+        """Axial chamber force p A_eff(p) [N] at gauge pressure p [Pa]."""
+        return float(pressure * self.effective_area(pressure))
+
+    def equivalent_pressure(self, pressure: float) -> float:
+        """The pressure that gives force(p) with the constant `area` [Pa] (linear models' input)."""
+        return self.force(pressure) / self.area
+
+
+class MagnetSpec(Spec):
+    """A permanent dipole fixed in the body frame at arc length s within its segment.
+
+    In a field B [T] it feels the torque m x B [N m] and, in a field gradient, the force
+    (grad B)^T m [N] (grad B[i, j] = dB_i / dx_j), both with m rotated into the world frame.
+    """
+
+    s: float = Field(description="Arc length from the segment's start [m], 0 <= s <= length.")
+    moment: tuple[float, float, float] = Field(
+        description="Dipole moment m in the body frame [A m^2]."
+    )
+
+
 #: Points at which a pneumatic strain polynomial is checked over its pressure range.
 _STRAIN_CHECK_POINTS = 201
 #: Slack on the strain checks: a least-squares fit may put eps(0) a hair above zero and wiggle
@@ -298,7 +393,20 @@ class SegmentSpec(Spec):
     actuator: PneumaticActuatorSpec | None = Field(
         default=None,
         description="Pneumatic actuation of a planar segment (type: pneumatic); its support "
-        "plates are the segment's disks.",
+        "plates are the segment's disks. A kinematic (strain) model used by the PCC planner; "
+        "`chambers` is the force model every mechanics model takes.",
+    )
+    chambers: list[ChamberSpec] = Field(
+        default_factory=list,
+        description="Pressurised chambers along the segment; one pressure input each.",
+    )
+    magnets: list[MagnetSpec] = Field(
+        default_factory=list, description="Permanent dipoles fixed in the segment's body frame."
+    )
+    magnetization: tuple[float, float, float] | None = Field(
+        default=None,
+        description="Body-frame magnetization M [A/m] of the backbone; dipole density M A "
+        "[A m] per unit length.",
     )
 
     @model_validator(mode="after")
@@ -316,6 +424,12 @@ class SegmentSpec(Spec):
         _check_positive("disk_radius", self.disk_radius)
         if self.disk_mass < 0:
             raise ValueError(f"disk_mass must be >= 0, got {self.disk_mass!r}")
+        for m, magnet in enumerate(self.magnets):
+            if not 0.0 <= magnet.s <= self.length:
+                raise ValueError(
+                    f"magnets[{m}].s must be within the segment, 0 <= s <= length "
+                    f"({self.length}), got {magnet.s}"
+                )
         return self
 
 
@@ -365,6 +479,19 @@ class RobotSpec(Spec):
                             f"segments[{j}].disk_radius ({holder.disk_radius}), "
                             f"got {tendon.offset}"
                         )
+        # A chamber lies within its segment's disks (or, without disks, its backbone section).
+        for j, seg in enumerate(self.segments):
+            if seg.disk_radius is not None:
+                limit, what = seg.disk_radius, f"segments[{j}].disk_radius"
+            else:
+                limit = self.segment_backbone(j).outer_radius
+                what = f"the backbone radius of segments[{j}] (no disk_radius)"
+            for c, chamber in enumerate(seg.chambers):
+                if chamber.offset > limit * (1.0 + 1e-12):
+                    raise ValueError(
+                        f"segments[{j}].chambers[{c}].offset must be <= {what} "
+                        f"({limit:.6g}), got {chamber.offset}"
+                    )
         return self
 
     def segment_backbone(self, j: int) -> BackboneSpec:
@@ -396,12 +523,47 @@ class RobotSpec(Spec):
         return sum(len(s.tendons) for s in self.segments)
 
     @property
+    def n_chambers(self) -> int:
+        """Number of chambers, all segments."""
+        return sum(len(s.chambers) for s in self.segments)
+
+    @property
+    def n_pressures(self) -> int:
+        """Length of the `pressures` input (one per chamber, segment by segment)."""
+        return self.n_chambers
+
+    @property
+    def n_magnets(self) -> int:
+        """Number of point dipoles, all segments."""
+        return sum(len(s.magnets) for s in self.segments)
+
+    @property
+    def is_magnetic(self) -> bool:
+        """True when a field acts on the robot (point dipoles or a magnetized segment)."""
+        return self.n_magnets > 0 or any(
+            s.magnetization is not None and any(s.magnetization) for s in self.segments
+        )
+
+    @property
     def total_length(self) -> float:
         return float(sum(s.length for s in self.segments))
 
     def tendon_list(self) -> list[tuple[int, TendonSpec]]:
         """Tendons in input order as (segment index, spec)."""
         return [(j, t) for j, s in enumerate(self.segments) for t in s.tendons]
+
+    def chamber_list(self) -> list[tuple[int, ChamberSpec]]:
+        """Chambers in input (pressure) order as (segment index, spec)."""
+        return [(j, c) for j, s in enumerate(self.segments) for c in s.chambers]
+
+    def magnet_list(self) -> list[tuple[int, float, MagnetSpec]]:
+        """Point dipoles as (segment index, arc length from the robot's base [m], spec)."""
+        out: list[tuple[int, float, MagnetSpec]] = []
+        start = 0.0
+        for j, seg in enumerate(self.segments):
+            out.extend((j, start + m.s, m) for m in seg.magnets)
+            start += seg.length
+        return out
 
 
 def _clean_msg(msg: str) -> str:

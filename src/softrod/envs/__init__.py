@@ -11,6 +11,7 @@
 | `softrod/PushCube-v0` | soft neck on a quadruped pushes a cube to a target | App. G |
 | `softrod/WholeBodyGrasp-v0` | TDCR on a Panda wraps a cylinder, bins it | seed 002 task 1 |
 | `softrod/FlipSwitch-v0` | TDCR on a Panda flips a wall switch from behind | seed 002 task 2 |
+| `softrod/MagneticNavigate-v0` | steer a magnetic catheter tip to a target by field | #20 |
 
 Every environment is MuJoCo-based (`softrod.mujoco` chains, contact by MuJoCo), multi-step,
 reports per-term rewards in `info["reward_terms"]` and a `success` flag in `info`, and renders
@@ -39,6 +40,7 @@ _ENTRIES = {
     "PushCube-v0": "softrod.envs.push_cube_v0:PushCubeEnv",
     "WholeBodyGrasp-v0": "softrod.envs.whole_body_grasp_v0:WholeBodyGraspEnv",
     "FlipSwitch-v0": "softrod.envs.flip_switch_v0:FlipSwitchEnv",
+    "MagneticNavigate-v0": "softrod.envs.magnetic_navigate_v0:MagneticNavigateEnv",
 }
 
 #: Registered ids, in the order of the table above.

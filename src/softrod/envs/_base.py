@@ -102,6 +102,9 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
     def _evaluate(self) -> tuple[np.ndarray, dict[str, float], bool, dict[str, Any]]:
         raise NotImplementedError
 
+    def _before_substep(self) -> None:
+        """Hook run before every physics substep (override, e.g. `MagneticField.apply`)."""
+
     def _after_substeps(self) -> None:
         """Hook run once per `step` after the physics (override, e.g. for event tracking)."""
 
@@ -142,6 +145,7 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
         warn = self.data.warning[mujoco.mjtWarning.mjWARN_BADQACC]
         n_bad = warn.number
         for _ in range(self.n_substeps):
+            self._before_substep()
             mujoco.mj_step(self.model, self.data)
         # mj_step leaves positions, contacts and velocities of the state *before* its last
         # integration; recompute them so observations and rewards describe the current state

@@ -38,6 +38,7 @@ from softrod.mujoco._equilibrium import (  # noqa: E402
 )
 from softrod.mujoco._kinematic_body import KinematicRod  # noqa: E402
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links  # noqa: E402
+from softrod.mujoco._magnetic import MagneticField  # noqa: E402
 from softrod.mujoco._options import MAX_LINKS, MujocoOptions  # noqa: E402
 from softrod.mujoco._render import Renderer, render_image, render_video  # noqa: E402
 
@@ -51,6 +52,7 @@ __all__ = [
     "ChainLayout",
     "EquilibriumResult",
     "KinematicRod",
+    "MagneticField",
     "MujocoOptions",
     "MAX_LINKS",
     "PointLoad",

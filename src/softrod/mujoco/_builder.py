@@ -10,6 +10,14 @@ Names inside a robot (all behind the robot's `prefix`, empty for a standalone mo
 | distal end of the backbone | site `tip` |
 | tendon i (input order) | tendon `tendon_<i>`, sites `t<i>_<n>` |
 | actuator of tendon i | `tension_<i>` (force) or `length_<i>` (length control) |
+| chamber k (pressure input order) | fixed tendon `chamber_<k>`, actuator `pressure_<k>` |
+
+A chamber's pressure p [Pa] acts as the uniform body-frame moment p A (r x e_z) over its segment
+(and, with axial slides, the axial force p A): the fixed tendon `chamber_<k>` couples the
+segment's hinges with coefficients A (r x e_z) [m^3] (and its axial slides with A [m^2]), and the
+motor `pressure_<k>` (gear 1, ctrl = p [Pa]) drives it, so every joint of the segment carries the
+moment p A d, which bends the chain with the constant curvature p A d / EI (docs/actuators.md).
+Magnets are not model elements: `softrod.mujoco.MagneticField` applies their loads each step.
 """
 
 from __future__ import annotations
@@ -65,6 +73,7 @@ class ChainInfo:
     actuators: tuple[str, ...]
     damping_time: float
     joint_damping_time: float
+    pressure_actuators: tuple[str, ...] = ()
 
     @property
     def damping_ratio(self) -> float:
@@ -103,6 +112,9 @@ def configure_spec(spec: mujoco.MjSpec, options: MujocoOptions) -> None:
     """Compiler and solver settings shared by robot models and scenes."""
     spec.compiler.degree = False
     spec.compiler.autolimits = True
+    # Links of flat (box) sections have polar moments above 2 I, which breaks the inertia
+    # triangle inequality MuJoCo checks; balancing touches only such bodies.
+    spec.compiler.balanceinertia = True
     spec.option.timestep = options.timestep
     spec.option.integrator = {
         "discrete": mujoco.mjtIntegrator.mjINT_DISCRETE,
@@ -325,6 +337,38 @@ def add_robot(
             act.forcerange = [-opts.max_tension, 0.0]  # pull only
         actuator_names.append(act.name)
 
+    # Chambers: a fixed tendon over the segment's joints carries the uniform chamber moment.
+    pressure_names: list[str] = []
+    for k, (j, chamber) in enumerate(robot.chamber_list()):
+        arm = chamber.moment_arm
+        ten = spec.add_tendon(name=f"{prefix}chamber_{k}")
+        elems = np.flatnonzero(lay.elem_seg == j)
+        wraps = 0
+        for e in elems:
+            for ax, coef in (("x", arm[0]), ("y", arm[1])):
+                if coef != 0.0:
+                    ten.wrap_joint(f"{prefix}j{e}{ax}", float(chamber.area * coef))
+                    wraps += 1
+            if opts.axial:
+                ten.wrap_joint(f"{prefix}j{e}s", float(chamber.area))
+                wraps += 1
+        if wraps == 0:
+            # A centred chamber on an inextensible chain does nothing, but keeps its actuator
+            # (the input order); MuJoCo needs a non-empty tendon path.
+            ten.wrap_joint(f"{prefix}j{int(elems[0])}x", 0.0)
+        act = spec.add_actuator()
+        act.name = f"{prefix}pressure_{k}"
+        act.trntype = mujoco.mjtTrn.mjTRN_TENDON
+        act.target = f"{prefix}chamber_{k}"
+        act.set_to_motor()
+        act.gear[0] = 1.0
+        if chamber.pressure_range is not None:
+            act.ctrllimited = True
+            act.ctrlrange = [float(x) for x in chamber.pressure_range]
+        else:
+            act.ctrllimited = False
+        pressure_names.append(act.name)
+
     return ChainInfo(
         prefix=prefix,
         robot=robot,
@@ -338,6 +382,7 @@ def add_robot(
         actuators=tuple(actuator_names),
         damping_time=float(beta),
         joint_damping_time=float(beta_joint),
+        pressure_actuators=tuple(pressure_names),
     )
 
 
@@ -358,7 +403,8 @@ def build_spec(
     Returns
     -------
     mujoco.MjSpec with a site `tip` at the distal end, one actuator `tension_<k>` per tendon in
-    input order (ctrl = tension [N], >= 0 pulls), a light and a camera. `spec.compile()` gives
+    input order (ctrl = tension [N], >= 0 pulls), then one `pressure_<k>` per chamber
+    (ctrl = gauge pressure [Pa]), a light and a camera. `spec.compile()` gives
     the MjModel; `spec.to_xml()` the MJCF.
     """
     opts = resolve_options(options, links=links, **overrides)

@@ -13,7 +13,7 @@ ALGORITHMS.md §C.3 procedure: integrate with heavy temporary damping until the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import mujoco
@@ -204,13 +204,15 @@ def settle(
     damping_time: float = 0.05,
     qvel_tol: float = 1e-6,
     max_time: float = 20.0,
+    before_step: Callable[[mujoco.MjModel, mujoco.MjData], None] | None = None,
 ) -> float:
     """Integrate with heavy temporary damping until max |qvel| < qvel_tol [rad/s or m/s].
 
     Every spring joint gets extra damping `damping_time` [s] x its stiffness (0.05 s makes the
     first mode of the seed-002 rods about critically damped). `loads` are re-applied through
     data.xfrc_applied before every step (they follow their bodies). Restores the damping and
-    clears the loaded bodies' xfrc_applied; returns the simulated time [s].
+    clears the loaded bodies' xfrc_applied; returns the simulated time [s]. `before_step`
+    (e.g. `MagneticField.apply`) is called right before every step.
     """
     saved = model.dof_damping.copy()
     stiff = np.zeros(model.nv)
@@ -227,6 +229,8 @@ def settle(
                 mujoco.mj_kinematics(model, data)
                 data.xfrc_applied[loaded] = 0.0
                 apply_loads(model, data, loads)
+            if before_step is not None:
+                before_step(model, data)
             mujoco.mj_step(model, data)
             if np.max(np.abs(data.qvel)) < qvel_tol and data.time - t0 > 10 * model.opt.timestep:
                 break

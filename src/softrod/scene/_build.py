@@ -27,6 +27,7 @@ from softrod.mujoco import (
     CONTYPE_OBJECT,
     OBJECT_AFFINITY,
     ChainInfo,
+    MagneticField,
     add_robot,
     resolve_options,
 )
@@ -63,7 +64,11 @@ class Scene:
     """A compiled scene: MjSpec, MjModel, MjData and the names of what is in it.
 
     robots : soft robots by name (ChainInfo); rigid : rigid robots by name (RigidInfo).
-    ctrl_index : actuator indices into data.ctrl per robot name.
+    ctrl_index : actuator indices into data.ctrl per robot name (soft robots: tendons, then
+    chamber pressures).
+    magnetic : the scene's MagneticField (None without `magnetic_field`); `apply_keyframes`
+    sets and applies it, so everything that steps a scene (`step`, `softrod render`, `view`)
+    puts the magnetic loads on.
     """
 
     spec_source: SceneSpec
@@ -74,6 +79,7 @@ class Scene:
     rigid: dict[str, RigidInfo]
     ctrl_index: dict[str, np.ndarray]
     cameras: list[str] = field(default_factory=list)
+    magnetic: MagneticField | None = None
 
     @property
     def default_camera(self) -> str | None:
@@ -89,8 +95,33 @@ class Scene:
             raise ValueError(f"robot {name!r} has {idx.size} actuators, got {values.size} controls")
         self.data.ctrl[idx] = values
 
+    def field_at(self, t: float) -> np.ndarray:
+        """The scene's uniform field B (3,) [T] at time t [s] (zero without one)."""
+        entry = self.spec_source.magnetic_field
+        if entry is None:
+            return np.zeros(3)
+        pts = [(k.time, k.field) for k in self.spec_source.keyframes if k.field is not None]
+        if pts:
+            times = np.array([p[0] for p in pts])
+            vals = np.array([p[1] for p in pts], dtype=float)
+            b0 = np.array([np.interp(t, times, vals[:, i]) for i in range(3)])
+        else:
+            b0 = np.asarray(entry.field, dtype=float)
+        # Rodrigues' rotation of B0 about the axis by rate x t.
+        axis = np.asarray(entry.rotation_axis, dtype=float)
+        axis = axis / np.linalg.norm(axis)
+        angle = entry.rotation_rate * t
+        c, s = np.cos(angle), np.sin(angle)
+        return c * b0 + s * np.cross(axis, b0) + (1 - c) * axis * (axis @ b0)
+
     def apply_keyframes(self, t: float) -> None:
-        """Set data.ctrl from the keyframes, linearly interpolated at time t [s]."""
+        """Set data.ctrl from the keyframes, linearly interpolated at time t [s], and put the
+        magnetic field of time t on (`MagneticField.apply`, the per-step hook)."""
+        if self.magnetic is not None:
+            entry = self.spec_source.magnetic_field
+            grad = None if entry is None else entry.field_gradient
+            self.magnetic.set(self.field_at(t), grad)
+            self.magnetic.apply(self.model, self.data)
         frames = self.spec_source.keyframes
         if not frames:
             return
@@ -333,10 +364,16 @@ def build_scene(
 
     ctrl_index: dict[str, np.ndarray] = {}
     for name, info in robots.items():
-        ctrl_index[name] = np.array([model.actuator(a).id for a in info.actuators], dtype=int)
+        names = (*info.actuators, *info.pressure_actuators)
+        ctrl_index[name] = np.array([model.actuator(a).id for a in names], dtype=int)
     for name, rinfo in rigid.items():
         ctrl_index[name] = np.array([model.actuator(a).id for a in rinfo.actuators], dtype=int)
     scene = Scene(spec_src, spec, model, data, robots, rigid, ctrl_index, cameras)
+    if spec_src.magnetic_field is not None and robots:
+        try:
+            scene.magnetic = MagneticField(model, list(robots.values()))
+        except ValueError as exc:
+            raise SceneError(f"magnetic_field: {exc}") from None
 
     # Initial state: rigid robots at home (or qpos), soft robots at their tensions.
     for entry in spec_src.rigid_robots:

@@ -16,6 +16,8 @@ objects:
 cameras:
   - {name: front, pos: [1.2, -0.8, 0.7], target: [0.4, 0, 0.3]}
   - {name: tipcam, attach: tdcr}      # looks along the backbone from the tip
+magnetic_field:                       # optional: a uniform field on the robots' magnets
+  {field: [0.02, 0, 0], rotation_axis: [0, 1, 0], rotation_rate: 0.5}
 keyframes:                            # controls, linearly interpolated in time
   - {time: 0.0, controls: {tdcr: [0, 0, 0, 0, 0, 0, 0, 0, 0]}}
   - {time: 2.0, controls: {tdcr: [2, 0, 0, 1.5, 0, 0, 1, 0, 0]}}
@@ -45,6 +47,7 @@ __all__ = [
     "SwitchObject",
     "CameraEntry",
     "Keyframe",
+    "MagneticFieldEntry",
     "load_scene_spec",
 ]
 
@@ -212,10 +215,37 @@ class CameraEntry(_Entry):
 
 
 class Keyframe(Spec):
-    """Controls at `time`: {robot name: ctrl vector} (soft robots: tendons; rigid: joints)."""
+    """Controls at `time`: {robot name: ctrl vector} (soft robots: tendons, then pressures;
+    rigid: joints), and optionally the magnetic field [T]."""
 
     time: float = Field(description="[s], >= 0, increasing.")
     controls: dict[str, list[float]] = Field(default_factory=dict)
+    field: Vec3 | None = Field(
+        default=None,
+        description="Uniform field B [T] at this time (before the rotation of magnetic_field); "
+        "interpolated linearly between the keyframes that give one.",
+    )
+
+
+class MagneticFieldEntry(Spec):
+    """A uniform magnetic field (and constant gradient) acting on the soft robots' dipoles.
+
+    B(t) = Rot(rotation_axis, rotation_rate t) B0(t), with B0 the keyframes' `field` when any
+    gives one, else `field`; applied by `softrod.mujoco.MagneticField` before every step.
+    """
+
+    field: Vec3 = Field(default=(0.0, 0.0, 0.0), description="Field B at t = 0 [T].")
+    field_gradient: tuple[Vec3, Vec3, Vec3] | None = Field(
+        default=None, description="dB_i/dx_j [T/m], constant in time."
+    )
+    rotation_axis: Vec3 = Field(default=(0.0, 0.0, 1.0), description="World axis of rotation.")
+    rotation_rate: float = Field(default=0.0, description="Rotation rate of the field [rad/s].")
+
+    @model_validator(mode="after")
+    def _check_axis(self) -> MagneticFieldEntry:
+        if math.sqrt(sum(a * a for a in self.rotation_axis)) < 1e-12:
+            raise ValueError(f"rotation_axis must be non-zero, got {list(self.rotation_axis)}")
+        return self
 
 
 class SceneSpec(Spec):
@@ -239,6 +269,9 @@ class SceneSpec(Spec):
     objects: list[ObjectEntry] = Field(default_factory=list)
     cameras: list[CameraEntry] = Field(default_factory=list)
     keyframes: list[Keyframe] = Field(default_factory=list)
+    magnetic_field: MagneticFieldEntry | None = Field(
+        default=None, description="A uniform field on every soft robot's magnets."
+    )
 
     @model_validator(mode="after")
     def _check_scene(self) -> SceneSpec:

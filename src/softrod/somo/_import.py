@@ -5,13 +5,21 @@ kappa per axis). softrod describes the continuum: each SoMo actuator becomes one
 backbone bending stiffness EI reproduces kappa (`bending_stiffness_from_joint`, rule "somo" by
 default: the beam SoMo's eq. 8 was calibrated from). The section comes from the link shape;
 E = EI / I. What cannot be mapped is listed in the returned notes, never dropped silently.
+
+SoMo's actuation (`apply_actuation_torques(actuator_nrs, axis_nrs, torques)`: the same torque
+on every joint of one bending axis) is a uniform internal moment along the actuator, which is
+what a chamber gives: each bending axis becomes a chamber of the segment at the backbone's outer
+radius d, on the side that makes a positive input a positive moment about that axis, with
+area 1 / (d Y^2) so that its "pressure" input is SoMo's torque input (world-scaled N m) and the
+moment per unit input is SoMo's. `SomoImport.pressure_of_axis` maps (actuator, axis) to the
+pressure index. Torsion axes are not mapped (a chamber cannot twist).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,7 @@ class SomoImport:
     robot: RobotSpec
     notes: tuple[str, ...]
     n_links: tuple[int, ...]
+    pressure_of_axis: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
 
 def read_somo(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
@@ -123,6 +132,7 @@ def import_somo(
         )
 
     segments: list[dict[str, Any]] = []
+    actuation: list[list[tuple[int, str, float]]] = []
     n_links: list[int] = []
     EIs: list[float] = []
     sections: list[dict[str, float]] = []
@@ -145,6 +155,8 @@ def import_somo(
         joints = act.get("joint_definitions") or []
         kappa: dict[str, float] = {}
         rest: dict[str, float] = {}
+        # SoMo's actuation axes (index into joint_definitions) that a chamber can drive.
+        axes_driven: list[tuple[int, str, float]] = []
         for j, jd in enumerate(joints):
             jw = f"{where}.joint_definitions[{j}]"
             if str(jd.get("joint_type", "revolute")) != "revolute":
@@ -158,6 +170,13 @@ def import_somo(
                 notes.append(f"{jw}: axis {axis} is not a body axis; not mapped")
                 continue
             ax = "xyz"[nz[0]]
+            if ax in "xy":
+                axes_driven.append((j, ax, math.copysign(1.0, axis[nz[0]])))
+            else:
+                notes.append(
+                    f"{jw}: SoMo's torsion actuation (axis {axis}) not mapped; a chamber cannot "
+                    "twist the backbone"
+                )
             if ax in kappa:
                 notes.append(
                     f"{jw}: a second joint about {ax} (SoMo stacks it at the same link); only "
@@ -212,11 +231,7 @@ def import_somo(
                 f"{where}: planar_flag {act.get('planar_flag')} (SoMo's planar constraint) not "
                 "mapped; constrain motion in the scene instead"
             )
-        notes.append(
-            f"{where}: SoMo actuation (one torque per actuated axis on every joint) has no tendon "
-            "equivalent; the segment has no tendons (use softrod.somo.EmpiricalActuator for "
-            "torque-driven rigid-link actuators)"
-        )
+        actuation.append(axes_driven)
         notes.append(
             f"{where}: section from the link shape ({section_text}); E = EI / I with "
             f"EI = {EI:.4g} N m^2 from spring_stiffness {kappa[bend_axis]:.4g} N m/rad (rule "
@@ -256,6 +271,26 @@ def import_somo(
         elif k == 0 and precurv is not None:
             base_bb["precurvature"] = precurv
 
+    # Actuation: one chamber per driven bending axis, input = SoMo's torque (module docstring).
+    pressure_of_axis: dict[tuple[int, int], int] = {}
+    for k, seg in enumerate(segments):
+        sec = sections[k]
+        d = sec["radius"] if "radius" in sec else math.sqrt(sec["area"] / math.pi)
+        chambers = []
+        for axis_nr, ax, sign in actuation[k]:
+            # Moment p A (r x e_z): +x needs r along +y (90 deg), +y needs r along -x (180 deg).
+            angle = (90.0 if ax == "x" else 180.0) + (180.0 if sign < 0 else 0.0)
+            chambers.append({"area": 1.0 / (d * Y**2), "offset": d, "angle_deg": angle % 360.0})
+            pressure_of_axis[(k, axis_nr)] = len(pressure_of_axis)
+        if chambers:
+            seg["chambers"] = chambers
+            notes.append(
+                f"actuator_definitions[{k}]: SoMo torque actuation (no tendon routing) of axes "
+                f"{[a for a, _, _ in actuation[k]]} -> chambers (pressures "
+                f"{[pressure_of_axis[(k, a)] for a, _, _ in actuation[k]]}); input = SoMo's "
+                "torque on every joint of the axis (world-scaled N m)"
+            )
+
     # Base and tip links.
     if data.get("base_definition"):
         notes.append(
@@ -286,4 +321,9 @@ def import_somo(
     robot = load_robot(
         {"name": robot_name, "model": "kirchhoff", "backbone": base_bb, "segments": segments}
     )
-    return SomoImport(robot=robot, notes=tuple(notes), n_links=tuple(n_links))
+    return SomoImport(
+        robot=robot,
+        notes=tuple(notes),
+        n_links=tuple(n_links),
+        pressure_of_axis=pressure_of_axis,
+    )
