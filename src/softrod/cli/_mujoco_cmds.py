@@ -23,8 +23,10 @@ def check_links(links: int | None, option: str = "--links") -> None:
     """CliError unless `links` is None or a chain size MuJoCo builds in reasonable time."""
     from softrod.mujoco import MAX_LINKS
 
-    if links is not None and not 1 <= links <= MAX_LINKS:
-        raise CliError(f"{option} must be within 1..{MAX_LINKS}, got {links}")
+    if links is not None and links < 1:
+        raise CliError(f"{option} must be >= 1, got {links}")
+    if links is not None and links > MAX_LINKS:
+        raise CliError(f"{option} must be <= {MAX_LINKS}, got {links}")
 
 
 def _robot_path(text: str) -> Path:
