@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import softrod
+import softrod.description
 from softrod.sweep import (
     count_points,
     generate_points,
@@ -143,7 +144,7 @@ def test_process_sweep_matches_direct_solves(tmp_path):
     robot = softrod.load_robot(ROOT / "examples" / "robots" / "tdcr3.yaml")
     row = max(rows, key=lambda r: (r["backbone.youngs_modulus"], r["inputs.tensions.0"]))
     direct = softrod.solve_static(
-        softrod.sysid.with_fields(robot, {"backbone.youngs_modulus": 7.0e10}),
+        softrod.description.with_fields(robot, {"backbone.youngs_modulus": 7.0e10}),
         tensions=[1.0] + [0.0] * 8,
     )
     tip = np.array([row["tip_x"], row["tip_y"], row["tip_z"]])
