@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from softrod.sweep._run import run_sweep
+from softrod.sweep._store import read_results
 
 __all__ = ["bench_spec", "run_sweep_bench"]
 
@@ -39,7 +40,8 @@ def run_sweep_bench(
     """`sweep.<backend>.w<N>.points_per_s` for each worker count (after a warm-up run that
     starts the pool's fork server), and the speedup of the largest count over one worker.
     Ray is timed on a running local instance of N CPUs (a cluster is up before a sweep);
-    `sweep.ray.w<N>.startup_s` is the time to start it and warm its workers."""
+    `sweep.ray.w<N>.startup_s` is the time to start it and warm its workers, and
+    `sweep.<backend>.w<N>.efficiency` the points' summed time / (wall time * N)."""
     counts = workers or [1, 2]
     out: dict[str, float] = {}
     backends: list[Literal["process", "ray"]] = ["process", "ray"] if ray_backend else ["process"]
@@ -69,6 +71,10 @@ def run_sweep_bench(
 
                         ray.shutdown()
                 out[f"sweep.{backend}.w{w}.points_per_s"] = summary.n_run / elapsed
+                # Share of the workers' wall time spent inside points (1 - dispatch overhead);
+                # other load on the cores moves it much less than points/s.
+                busy = sum(read_results(summary.output).column("elapsed_s").to_pylist())
+                out[f"sweep.{backend}.w{w}.efficiency"] = busy / (elapsed * w)
                 out[f"sweep.{backend}.w{w}.errors"] = float(summary.n_errors)
             if len(counts) > 1 and 1 in counts:
                 top = max(counts)
