@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import softrod
+import softrod.description
 from softrod.sweep import (
     count_points,
     generate_points,
@@ -143,7 +144,7 @@ def test_process_sweep_matches_direct_solves(tmp_path):
     robot = softrod.load_robot(ROOT / "examples" / "robots" / "tdcr3.yaml")
     row = max(rows, key=lambda r: (r["backbone.youngs_modulus"], r["inputs.tensions.0"]))
     direct = softrod.solve_static(
-        softrod.sysid.with_fields(robot, {"backbone.youngs_modulus": 7.0e10}),
+        softrod.description.with_fields(robot, {"backbone.youngs_modulus": 7.0e10}),
         tensions=[1.0] + [0.0] * 8,
     )
     tip = np.array([row["tip_x"], row["tip_y"], row["tip_z"]])
@@ -464,3 +465,24 @@ def test_cli_sweep_where_every_point_failed_exits_1(tmp_path, capsys):
     assert main(["sweep", str(spec), "-o", str(out), "--workers", "1", "--no-progress"]) == 1
     assert "all 2 points failed" in capsys.readouterr().err
     assert len(read_results(out)) == 2
+
+
+@needs_pyarrow
+def test_sweep_bench_reports_rate_and_efficiency():
+    from softrod.bench import run_sweep_bench
+
+    out = run_sweep_bench(n_points=20, workers=[1])
+    assert out["sweep.process.w1.points_per_s"] > 0 and out["sweep.process.w1.errors"] == 0
+    assert 0.0 < out["sweep.process.w1.efficiency"] <= 1.0
+
+
+def test_chunk_size_follows_the_measured_point_cost():
+    from softrod.sweep._run import CHUNK_SECONDS, _ChunkSizer
+
+    sizer = _ChunkSizer(None, workers=2)
+    assert sizer.size(10_000) == 1  # a probe before any cost is known
+    sizer.observe([{"elapsed_s": 1.0}] + [{"elapsed_s": 1e-3}] * 4)  # warm-up outlier first
+    assert sizer.size(100_000) == round(CHUNK_SECONDS / 1e-3)  # ~0.5 s of work
+    assert sizer.size(800) == 100  # a quarter of each worker's share of what is left
+    assert sizer.size(10) == 10  # never less than 0.05 s of work (here: all that is left)
+    assert _ChunkSizer(7, workers=2).size(10_000) == 7  # the sweep's chunk_size wins

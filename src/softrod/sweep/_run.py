@@ -1,8 +1,9 @@
 """Run a sweep on a local process pool (default) or a Ray cluster, appending results to Parquet.
 
-Points are sent to workers in chunks; finished rows are flushed to the output at most every
-`flush_interval` seconds (and at the end, and on Ctrl-C / SIGTERM), each flush an atomic
-rewrite (`softrod.sweep._store`). With `resume=True` the points already in the output are
+Points are sent to workers in chunks sized from the measured cost of a point (`_ChunkSizer`:
+~0.5 s of work per task, shrinking towards the end); finished rows are flushed to the output at
+most every `flush_interval` seconds (and at the end, and on Ctrl-C / SIGTERM), each flush an
+atomic rewrite (`softrod.sweep._store`). With `resume=True` the points already in the output are
 skipped, so an interrupted sweep resumes to exactly the full set of points.
 """
 
@@ -12,7 +13,9 @@ import hashlib
 import json
 import math
 import multiprocessing as mp
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
@@ -24,19 +27,29 @@ from softrod._jobs import sigterm_as_interrupt
 from softrod.description import find_robot, load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
 from softrod.sweep._store import ResultStore
-from softrod.sweep._tasks import RESERVED_COLUMNS, SweepJob, resolve_task, run_chunk
+from softrod.sweep._tasks import RESERVED_COLUMNS, SweepJob, error_rows, resolve_task, run_chunk
 
 __all__ = ["SweepSummary", "run_sweep", "resolve_robot_path", "sweep_record", "BACKENDS"]
 
 BACKENDS = ("process", "ray")
 #: Seconds between flushes of finished rows to the output (each flush rewrites the file).
 FLUSH_INTERVAL = 1.0
-#: Target number of chunks per worker: enough for load balancing and a live progress bar,
-#: few enough that per-chunk overhead (pickling, IPC: ~1 ms) stays small next to the work.
-CHUNKS_PER_WORKER = 16
+#: Work per chunk [s] once a point's cost is known: per-task overhead (process pool ~1 ms, Ray
+#: ~2-5 ms: scheduling, object store) stays < 5 %, while progress stays live and a crash loses
+#: little work.
+CHUNK_SECONDS = 0.5
+#: Least work per chunk [s] near the end of a sweep, where chunks shrink (overhead < 5 % on Ray).
+MIN_CHUNK_SECONDS = 0.05
+#: Chunks per worker over the points still to send (guided scheduling: chunks shrink towards the
+#: end, so the workers finish together).
+CHUNKS_PER_WORKER = 4
 #: Largest automatic chunk (points).
-MAX_CHUNK = 64
-#: Chunks in flight per worker (one running, one queued keeps workers busy).
+MAX_CHUNK = 10_000
+#: Per-point times [s] the chunk size is estimated from (the most recent ones; median).
+COST_WINDOW = 1024
+#: Ray: a chunk whose worker or node died is run again this many times (runs are idempotent:
+#: only the driver writes results, so a retried chunk still yields each point once).
+RAY_MAX_RETRIES = 3
 INFLIGHT_PER_WORKER = 2
 
 
@@ -113,6 +126,36 @@ def _check_params(points: list[PointSpec]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Chunk size from the measured cost of a point
+
+
+class _ChunkSizer:
+    """Points per chunk: `fixed` (the sweep's `chunk_size`) or, from the median per-point time
+    of the rows so far, CHUNK_SECONDS of work, at most 1/(CHUNKS_PER_WORKER * workers) of the
+    points still to send and at least MIN_CHUNK_SECONDS of work. Before any row has come back
+    a chunk is one point (a probe: a 0.2 s task is then not sent 64 at a time)."""
+
+    def __init__(self, fixed: int | None, workers: int) -> None:
+        self.fixed = fixed
+        self.workers = max(workers, 1)
+        self.costs: deque[float] = deque(maxlen=COST_WINDOW)
+
+    def observe(self, rows: list[dict[str, Any]]) -> None:
+        self.costs.extend(float(r.get("elapsed_s") or 0.0) for r in rows)
+
+    def size(self, remaining: int) -> int:
+        if self.fixed is not None:
+            return self.fixed
+        if not self.costs:
+            return 1
+        # Median: a worker's first point also loads compiled kernels (~0.5 s), an outlier.
+        cost = max(statistics.median(self.costs), 1e-6)
+        balanced = remaining / (CHUNKS_PER_WORKER * self.workers)
+        n = max(min(CHUNK_SECONDS / cost, balanced), MIN_CHUNK_SECONDS / cost, 1.0)
+        return max(1, min(math.ceil(n), MAX_CHUNK, remaining))
+
+
+# ---------------------------------------------------------------------------------------------
 # Backends: submit(chunk) -> handle; wait(handles) -> finished rows
 
 
@@ -154,23 +197,41 @@ class _RayBackend:
             self.started = True
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = workers or max(cpus, 1)
-        self.remote = ray.remote(num_cpus=1, max_retries=0)(run_chunk)
+        # Lost workers or nodes: Ray runs the chunk again elsewhere (a point's own error is a row).
+        self.remote = ray.remote(num_cpus=1, max_retries=RAY_MAX_RETRIES)(run_chunk)
         self._job_ref: Any = None
         self._job: SweepJob | None = None
+        self._chunks: dict[Any, list[tuple[int, str, dict[str, Any]]]] = {}
 
     def submit(self, job: SweepJob, chunk: list[tuple[int, str, dict[str, Any]]]) -> Any:
         if self._job is not job:  # one copy of the job in the object store
             self._job, self._job_ref = job, self.ray.put(job)
-        return self.remote.remote(self._job_ref, chunk)
+        ref = self.remote.remote(self._job_ref, chunk)
+        self._chunks[ref] = chunk
+        return ref
 
     def wait(self, handles: set[Any], timeout: float) -> tuple[list[list[dict]], set[Any]]:
         done, rest = self.ray.wait(list(handles), num_returns=1, timeout=timeout)
-        return [self.ray.get(r) for r in done], set(rest)
+        if done and rest:  # and whatever else is ready by now
+            more, rest = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+            done += more
+        out = []
+        for ref in done:
+            chunk = self._chunks.pop(ref)
+            try:
+                out.append(self.ray.get(ref))
+            except self.ray.exceptions.RayError as exc:
+                # Retries used up (or the task could not run): its points become failed rows,
+                # which `--resume --retry-errors` runs again.
+                message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                out.append(error_rows(chunk, message, "ray"))
+        return out, set(rest)
 
     def close(self, cancel: bool) -> None:
         if cancel:
-            for ref in getattr(self, "_pending", ()):
+            for ref in self._chunks:
                 self.ray.cancel(ref, force=True)
+        self._chunks.clear()
         if self.started:
             self.ray.shutdown()
 
@@ -314,27 +375,21 @@ def run_sweep(
                 else _RayBackend(n_workers, address)
             )
             n_workers = runner.workers
-            chunk = sweep.chunk_size or max(
-                1, min(MAX_CHUNK, math.ceil(len(todo) / (n_workers * CHUNKS_PER_WORKER)))
-            )
-            chunks = [
-                [(p.index, p.point_id, p.params) for p in todo[i : i + chunk]]
-                for i in range(0, len(todo), chunk)
-            ]
+            sizer = _ChunkSizer(sweep.chunk_size, n_workers)
             pending: set[Any] = set()
-            next_chunk = 0
+            sent = 0
             last_flush = time.monotonic()
             with _progress(progress, len(points), n_skipped, sweep.name) as update:
-                while next_chunk < len(chunks) or pending:
-                    while (
-                        next_chunk < len(chunks) and len(pending) < n_workers * INFLIGHT_PER_WORKER
-                    ):
-                        pending.add(runner.submit(job, chunks[next_chunk]))
-                        next_chunk += 1
-                    if isinstance(runner, _RayBackend):
-                        runner._pending = pending  # type: ignore[attr-defined]
+                while sent < len(todo) or pending:
+                    # Keep INFLIGHT_PER_WORKER chunks per worker queued, each sized afresh.
+                    while sent < len(todo) and len(pending) < n_workers * INFLIGHT_PER_WORKER:
+                        size = sizer.size(len(todo) - sent)
+                        chunk = [(p.index, p.point_id, p.params) for p in todo[sent : sent + size]]
+                        pending.add(runner.submit(job, chunk))
+                        sent += len(chunk)
                     finished, pending = runner.wait(pending, timeout=flush_interval)
                     for rows in finished:
+                        sizer.observe(rows)
                         errors = sum(r["status"] != "ok" for r in rows)
                         store.add(rows)
                         n_run += len(rows)

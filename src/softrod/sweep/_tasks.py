@@ -39,6 +39,7 @@ __all__ = [
     "RESERVED_COLUMNS",
     "SweepJob",
     "SweepPoint",
+    "error_rows",
     "resolve_task",
     "run_chunk",
     "static_tip",
@@ -274,23 +275,29 @@ def _run_point(
     return row
 
 
+def error_rows(
+    points: list[tuple[int, str, dict[str, Any]]], message: str, worker: str
+) -> list[dict[str, Any]]:
+    """One failed row per point [(index, point_id, params), ...], all with `message`."""
+    return [
+        {
+            "point_id": pid,
+            "index": i,
+            "status": "error",
+            "error": message,
+            **params,
+            "elapsed_s": 0.0,
+            "worker": worker,
+        }
+        for i, pid, params in points
+    ]
+
+
 def run_chunk(job: SweepJob, points: list[tuple[int, str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Run points [(index, point_id, params), ...] in this process; one row per point."""
     worker = f"{socket.gethostname()}:{os.getpid()}"
     try:
         func, robot = _setup(job)
     except Exception as exc:  # noqa: BLE001 - setup errors are recorded per point
-        msg = f"{type(exc).__name__}: {exc}"
-        return [
-            {
-                "point_id": pid,
-                "index": i,
-                "status": "error",
-                "error": msg,
-                **params,
-                "elapsed_s": 0.0,
-                "worker": worker,
-            }
-            for i, pid, params in points
-        ]
+        return error_rows(points, f"{type(exc).__name__}: {exc}", worker)
     return [_run_point(job, func, robot, i, pid, params, worker) for i, pid, params in points]
