@@ -14,7 +14,7 @@ import softrod
 from softrod.dynamics import DampingEstimate, estimate_damping, simulate_dynamic
 
 #: Issue 19 item 3: with 1-10 um of position noise and a +-5 % stiffness mismatch the estimate
-#: is within 10 % of the truth (measured: 6e-6 at 10 um; the 10 % holds to about 15 mm of
+#: is within 10 % of the truth (measured: 6e-6 at 10 um; the 10 % holds to about 10 mm of
 #: noise on this 24 mm release, docs/dynamics.md).
 NOISY_RTOL = 0.10
 #: The fitted stiffness factor undoes the modulus error (measured 1/scale to 1e-5 at 10 um).

@@ -204,9 +204,10 @@ def estimate_damping(
 
     Two methods:
 
-    * "least_squares" (default): the windowed least-squares form of the E.5 predictor with a
-      noise model. The measured positions are y = p(c, gamma) + noise, white with one variance
-      sigma^2 (R = I / sigma^2 then drops out of the minimiser); p(c, gamma) are the model's
+    * "least_squares" (default): the least-squares form of the E.5 predictor over the whole
+      record, with a noise model. The measured positions are y = p(c, gamma) + noise, white
+      with one variance sigma^2 (R = I / sigma^2 then drops out of the minimiser);
+      p(c, gamma) are the model's
       positions from `initial` with damping c [N s/m^2] per unit length (K = c x lumped
       length at each node, the `damping` convention of `simulate_dynamic`) and every
       stiffness times gamma. Levenberg-Marquardt minimises sum |p - y|^2 over the whole
@@ -223,8 +224,8 @@ def estimate_damping(
       measurements up to step j set the step to j + 1 (`trend`):
       K = -(M^T R M + W)^-1 M^T R (Z + e - d), M = dp^{j+1}/dK = -(dt^2/m) diag(v)
       (consistent) or the paper's -(2 dt^2/(l M)) O^T diag(p^j - p^{j-1}) dt
-      (`paper_scaling=True`), then propagates with it. Exact on noise-free data from the
-      same model; measurement noise and stiffness errors pass straight into K (see
+      (`paper_scaling=True`), then propagates with it. Accurate (4e-4) on noise-free data
+      from the same model; measurement noise and stiffness errors pass straight into K (see
       docs/dynamics.md).
 
     Other nodes use `damping` (default: for "least_squares" the fitted c everywhere).
@@ -241,8 +242,8 @@ def estimate_damping(
     window : fraction of the run (from the end) averaged into `estimate` ("predictive").
     trend : the predictive filter's causal trend d ("predictive"): "linear", the spec's
         backward difference y^j - y^{j-1} (it predicts y^{j+1} at constant velocity, so the
-        measured acceleration stays in Z + e - d and K absorbs f / v: a factor 1.7 off
-        noise-free in the PDMS test), or "model" (default), that plus the model's undamped
+        measured acceleration stays in Z + e - d and K absorbs f / v: 169 % off noise-free
+        in the PDMS test), or "model" (default), that plus the model's undamped
         drift dt^2 f / m, so that Z + e - d = 2 e^j - e^{j-1} is the output error the damping
         left and K lags the truth by one step (O(omega dt)).
     Loads and discretisation options as in `simulate_dynamic`.
