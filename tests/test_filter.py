@@ -118,3 +118,17 @@ def test_options_are_checked(release):
     # The paper's scaling alone still selects the paper's per-step filter.
     est = estimate_damping(PDMS_ROD, y, truth.dt, initial=st, paper_scaling=True)
     assert est.method == "predictive"
+
+
+def test_tip_only_measurement(release):
+    """E.5 "if only the tip is measured": one node's noisy track still fixes c and gamma."""
+    st, truth = release
+    tip = truth.positions.shape[1] - 1
+    rng = np.random.default_rng(4)
+    y = truth.positions[:, [tip]] + 1e-5 * rng.normal(size=(truth.positions.shape[0], 1, 3))
+    est = estimate_damping(_with_modulus(1.05), y, truth.dt, nodes=[tip], initial=st,
+                           gravity=GRAVITY, sample_every=10)  # fmt: skip
+    assert est.success, est.message
+    assert abs(est.damping_per_length / C_TRUE - 1) < NOISY_RTOL
+    assert abs(est.stiffness_scale * 1.05 - 1) < STIFFNESS_RTOL
+    assert est.estimate.shape == (1, 3) and est.positions.shape[0] == est.t.shape[0]
