@@ -5,32 +5,53 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from softrod.dynamics._inputs import _start_state
+from softrod.dynamics._inputs import _RunInputs, _start_state
 from softrod.dynamics._integrate import _STATUS_MESSAGES, STATUS_OK, _Filter, _integrate
 from softrod.dynamics._simulate import _setup
 
-__all__ = ["DEFAULT_VELOCITY_FLOOR", "DampingEstimate", "estimate_damping"]
+__all__ = ["DEFAULT_VELOCITY_FLOOR", "FIT_MAX_ITER", "FIT_RTOL", "DampingEstimate",
+           "estimate_damping"]  # fmt: skip
 
 #: Default W regularises each node's estimate as if its velocity were never below this [m/s]:
 #: W = R (dt^2 v_floor / m)^2, so K is shrunk only where |v| is comparable to v_floor (E.5
 #: "Degeneracy"). 1e-4 m/s is far below the velocities of the release tests (cm/s and more).
 DEFAULT_VELOCITY_FLOOR = 1e-4
 
+#: Gauss-Newton iterations of the least-squares fit; it converges in 3-6 (the trajectory is
+#: smooth in the damping and the stiffness factor), so 20 only guards a bad start.
+FIT_MAX_ITER = 20
+#: The fit stops when a Gauss-Newton step changes each parameter by less than this fraction of
+#: its standard error (noise, `DampingEstimate.std_error`) or of its value (noise-free data):
+#: further steps cannot change the answer by anything the data can tell apart.
+FIT_RTOL = 1e-3
+#: Levenberg-Marquardt dampings tried per iteration (0, then 1e-3 x 10^i) before the fit stops.
+_LM_TRIES = 5
+#: The stiffness factor the fit may reach: a model off by more than 4x is not a mismatch.
+_GAMMA_RANGE = (0.25, 4.0)
+
 
 @dataclass(frozen=True, eq=False)
 class DampingEstimate:
     """Output of `estimate_damping`.
 
-    t : (k,) [s]; nodes : (n_f,) filtered node indices; positions : (k, n, 3) the filter's model
-    positions [m]; damping : (k, n_f, 3) per-step estimates K (N s/m, world axes; the paper's
-    scaling gives its own units and frame); estimate : (n_f, 3) the velocity-weighted mean of the
-    per-step estimates over the last `window` fraction (sum v^2 K / sum v^2 per component);
-    tracking_error : (k,) max over filtered nodes of |p_model - p_measured| [m].
+    t : (k,) [s]; nodes : (n_f,) filtered node indices; positions : (k, n, 3) the model
+    positions [m] (the filter's, or the fitted model's for "least_squares"); damping :
+    (k, n_f, 3) per-step estimates K (N s/m, world axes; the paper's scaling gives its own
+    units and frame; "least_squares": the fit repeated); estimate : (n_f, 3) K per filtered node
+    ("predictive": the velocity-weighted mean of the per-step estimates over the last `window`
+    fraction, sum v^2 K / sum v^2 per component; "least_squares": the fitted damping per unit
+    length times the node's lumped length, the same on every axis); tracking_error : (k,) max
+    over filtered nodes of |p_model - p_measured| [m]. method : the method used.
+    damping_per_length : the fitted damping c [N s/m^2] ("least_squares"; NaN otherwise);
+    stiffness_scale : the fitted factor on every stiffness of the model (1.0 when not fitted);
+    std_error : (n_f, 3) standard error of `estimate` from the residual's noise level (NaN for
+    "predictive"); noise : RMS of the fit residual [m] (the measurement noise when the model
+    fits; NaN for "predictive"); n_iter : Gauss-Newton iterations (0 for "predictive").
     """
 
     success: bool
@@ -44,6 +65,110 @@ class DampingEstimate:
     tracking_error: np.ndarray
     dt: float
     wall_time: float
+    method: str = "predictive"
+    damping_per_length: float = math.nan
+    stiffness_scale: float = 1.0
+    std_error: np.ndarray | None = None
+    noise: float = math.nan
+    n_iter: int = 0
+
+
+def _backward_trend(meas: np.ndarray, step0: np.ndarray) -> np.ndarray:
+    """The backward trend y^j - y^{j-1}, (k, n_f, 3) [m]; before the first sample the model's
+    initial step `step0` (n_f, 3) (p^0 - p^{-1}) stands in for y^0 - y^{-1}."""
+    return np.ascontiguousarray(np.concatenate([step0[None], np.diff(meas, axis=0)]))
+
+
+def _scaled_inputs(
+    su: _RunInputs, c: float, scale: float, nodes: np.ndarray, others: bool
+) -> _RunInputs:
+    """`su` with every stiffness times `scale` and damping c per unit length at `nodes` (and at
+    every node when `others`, i.e. no `damping` was given)."""
+    model = su.model
+    if scale != 1.0:
+        model = replace(model, elem_C1=model.elem_C1 * scale, spr_K=model.spr_K * scale,
+                        stiffness_scale=model.stiffness_scale * scale)  # fmt: skip
+    c_lin = su.c_lin.copy()
+    where = np.arange(model.n_nodes) if others else nodes
+    c_lin[where] = c * model.node_weight[where, None]
+    c_lin[~model.pos_free] = su.c_lin[~model.pos_free]
+    return replace(su, model=model, c_lin=np.ascontiguousarray(c_lin))
+
+
+def _fit(
+    su: _RunInputs, initial: Any, dt: float, meas: np.ndarray, nodes: np.ndarray,
+    fit_stiffness: bool, others: bool,
+) -> tuple[np.ndarray, np.ndarray, int, int, int, np.ndarray]:  # fmt: skip
+    """Least-squares fit of (c, stiffness factor) to the measured positions (see
+    `estimate_damping`). Returns (theta, covariance of theta per unit noise variance,
+    status, steps done, iterations, model positions (n_steps + 1, n, 3))."""
+    n_steps = meas.shape[0] - 1
+
+    def run(theta: np.ndarray) -> tuple[int, int, np.ndarray]:
+        sc = _scaled_inputs(su, float(theta[0]), float(theta[1]), nodes, others)
+        state = _start_state(sc, initial, dt)
+        status, done, rec_p, _, _, _ = _integrate(sc, state, dt, n_steps, 1)
+        return status, done, rec_p
+
+    def residual(rec_p: np.ndarray) -> np.ndarray:
+        return (rec_p[:, nodes] - meas).ravel()
+
+    # Scales: the damping whose decay time is the record's, and the stiffness factor itself.
+    m_line = float(np.sum(su.model.node_mass) / su.model.total_length)
+    scale = np.array([m_line / (n_steps * dt), 1.0])
+    h = np.array([1e-3, 1e-4]) * scale
+    n_par = 2 if fit_stiffness else 1
+    theta = np.array([0.0, 1.0])
+    status, done, rec_p = run(theta)
+    r = residual(rec_p)
+    cost = float(r @ r)
+    JtJ = np.eye(n_par)
+    n_iter = 0
+    for n_iter in range(1, FIT_MAX_ITER + 1):
+        if status != STATUS_OK:
+            break
+        # Forward-difference Jacobian of the residual in (c, gamma).
+        J = np.empty((r.shape[0], n_par))
+        for i in range(n_par):
+            th = theta.copy()
+            th[i] += h[i]
+            st_i, _, rec_i = run(th)
+            if st_i != STATUS_OK:
+                return theta, np.full((2, 2), np.nan), st_i, done, n_iter, rec_p
+            J[:, i] = (residual(rec_i) - r) / h[i]
+        JtJ = J.T @ J
+        g = J.T @ r
+        # Levenberg-Marquardt: the Gauss-Newton step, damped until it lowers the cost.
+        accepted = None
+        mu = 0.0
+        for _ in range(_LM_TRIES):
+            step = -np.linalg.solve(JtJ + mu * np.diag(np.diag(JtJ)), g)
+            trial = theta.copy()
+            trial[:n_par] += step
+            trial[0] = max(trial[0], 0.0)
+            trial[1] = min(max(trial[1], _GAMMA_RANGE[0]), _GAMMA_RANGE[1])
+            st_t, done_t, rec_t = run(trial)
+            if st_t == STATUS_OK:
+                r_t = residual(rec_t)
+                if float(r_t @ r_t) <= cost:
+                    accepted = (trial, r_t, rec_t, done_t)
+                    break
+            mu = max(1e-3, 10.0 * mu)
+        if accepted is None:
+            # No step lowers the cost: the minimum to round-off.
+            break
+        delta = np.abs(accepted[0] - theta)[:n_par]
+        theta, r, rec_p, done = accepted
+        cost = float(r @ r)
+        # Converged: the step is far below the parameters' standard error (or round-off).
+        sigma2 = cost / max(r.shape[0] - n_par, 1)
+        se = np.sqrt(np.diag(np.linalg.inv(JtJ)) * sigma2)
+        floor = 1e-10 * np.maximum(np.abs(theta), scale)[:n_par]
+        if np.all(delta <= np.maximum(FIT_RTOL * se, floor)):
+            break
+    cov = np.zeros((2, 2))
+    cov[:n_par, :n_par] = np.linalg.inv(JtJ)
+    return theta, cov, status, done, n_iter, rec_p
 
 
 def estimate_damping(
@@ -71,25 +196,65 @@ def estimate_damping(
     clamp: str = "auto",
     rotary_inertia_scale: float = 1.0,
     sample_every: int = 1,
+    method: str | None = None,
+    fit_stiffness: bool = True,
+    trend: str = "model",
 ) -> DampingEstimate:
-    """Run the integrator with a distributed predictive filter at the measured nodes (E.5).
+    """Estimate the damping at the measured nodes from measured positions (E.5).
 
-    Each measured node estimates its own damping capacity K (3,) every step from the output
-    error, its undamped one-step model drift and the measurement trend:
-    K = -(M^T R M + W)^-1 M^T R (Z + e - d), M = dp^{j+1}/dK = -(dt^2/m) diag(v) (consistent,
-    default) or the paper's -(2 dt^2/(l M)) O^T diag(p^j - p^{j-1}) dt (`paper_scaling=True`),
-    then propagates with it. Other nodes use `damping` (default none).
+    Two methods:
+
+    * "least_squares" (default): the least-squares form of the E.5 predictor over the whole
+      record, with a noise model. The measured positions are y = p(c, gamma) + noise, white
+      with one variance sigma^2 (R = I / sigma^2 then drops out of the minimiser);
+      p(c, gamma) are the model's
+      positions from `initial` with damping c [N s/m^2] per unit length (K = c x lumped
+      length at each node, the `damping` convention of `simulate_dynamic`) and every
+      stiffness times gamma. Levenberg-Marquardt minimises sum |p - y|^2 over the whole
+      record. Fitting gamma (`fit_stiffness`, default) takes out a stiffness mismatch: an
+      error in E scales the elastic force, which is displacement-proportional and changes
+      the frequencies, while the damping force is velocity-proportional and changes the decay;
+      the two are separate directions of the fit, so gamma absorbs the stiffness error and c
+      stays unbiased. Noise averages over all k n_f samples: std_error = sigma sqrt(diag
+      (J^T J)^-1) with sigma from the residual. Cost: about three runs of the model per
+      iteration.
+    * "predictive" (default with `paper_scaling`): the paper's per-step filter. Each measured
+      node estimates its own damping capacity K (3,) every step from the output error, its
+      undamped one-step model drift and the backward (causal) measurement trend d: only
+      measurements up to step j set the step to j + 1 (`trend`):
+      K = -(M^T R M + W)^-1 M^T R (Z + e - d), M = dp^{j+1}/dK = -(dt^2/m) diag(v)
+      (consistent) or the paper's -(2 dt^2/(l M)) O^T diag(p^j - p^{j-1}) dt
+      (`paper_scaling=True`), then propagates with it. Accurate (4e-4) on noise-free data
+      from the same model; measurement noise and stiffness errors pass straight into K (see
+      docs/dynamics.md).
+
+    Other nodes use `damping` (default: for "least_squares" the fitted c everywhere).
 
     measurements : (k, n_f, 3) measured positions [m] of `nodes` at t = j dt, j = 0..k-1 (the
         integrator's step); (k, n, 3) with all nodes is accepted and node 0 dropped.
     nodes : model node indices measured (default all but the base node 0).
     initial : as in `simulate_dynamic` (the state the measured motion starts from).
+    method : "least_squares" or "predictive" (default: "least_squares", or "predictive" with
+        `paper_scaling`).
+    fit_stiffness : fit the stiffness factor gamma along with c ("least_squares").
     R : scalar or (3, 3) output weight [1/m^2]; W : scalar or (3, 3) estimate weight (default
-        from `velocity_floor` [m/s], see `DEFAULT_VELOCITY_FLOOR`).
-    window : fraction of the run (from the end) averaged into `estimate`.
+        from `velocity_floor` [m/s], see `DEFAULT_VELOCITY_FLOOR`) ("predictive").
+    window : fraction of the run (from the end) averaged into `estimate` ("predictive").
+    trend : the predictive filter's causal trend d ("predictive"): "linear", the spec's
+        backward difference y^j - y^{j-1} (it predicts y^{j+1} at constant velocity, so the
+        measured acceleration stays in Z + e - d and K absorbs f / v: 169 % off noise-free
+        in the PDMS test), or "model" (default), that plus the model's undamped
+        drift dt^2 f / m, so that Z + e - d = 2 e^j - e^{j-1} is the output error the damping
+        left and K lags the truth by one step (O(omega dt)).
     Loads and discretisation options as in `simulate_dynamic`.
     """
     t_wall = time.perf_counter()
+    if method is None:
+        method = "predictive" if paper_scaling else "least_squares"
+    if method not in ("least_squares", "predictive"):
+        raise ValueError(f"method must be 'least_squares' or 'predictive', got {method!r}")
+    if method == "least_squares" and paper_scaling:
+        raise ValueError("paper_scaling is an option of method='predictive'")
     su = _setup(robot, tensions, tip_force, distributed_force, gravity, magnets, field, damping,
                 None, None, base_motion, elements, shear_eval, clamp, None, None,
                 rotary_inertia_scale)  # fmt: skip
@@ -134,21 +299,44 @@ def estimate_damping(
             raise ValueError(f"W must be a scalar or (3, 3), got shape {W0.shape}")
         Wm = np.repeat(W0[None], n_f, axis=0)
     n_steps = meas.shape[0] - 1
-    filt = _Filter(nodes_arr, np.ascontiguousarray(meas), Rm, np.ascontiguousarray(Wm),
-                   paper_mass, bool(paper_scaling))  # fmt: skip
-    state = _start_state(su, initial, float(dt))
-    status, done, rec_p, _, _, rec_K = _integrate(su, state, float(dt), n_steps, sample_every, filt)
-    rec_K = rec_K[:n_steps]
-    n_ok = min(done, n_steps) // sample_every + 1
-    t = state[4] * 0 + np.arange(n_ok) * sample_every * dt
-    pos = rec_p[:n_ok]
+    if method == "least_squares":
+        fit = _fit(su, initial, float(dt), meas, nodes_arr, bool(fit_stiffness), damping is None)
+        theta, cov, status, done, n_iter, rec_p = fit
+        n_ok = min(done, n_steps) // sample_every + 1
+        resid = rec_p[: n_steps + 1, nodes_arr] - meas
+        noise = float(np.sqrt(np.mean(resid**2))) if status == STATUS_OK else math.nan
+        n_par = 2 if fit_stiffness else 1
+        sigma2 = np.sum(resid**2) / max(resid.size - n_par, 1)
+        c_se = float(np.sqrt(max(cov[0, 0] * sigma2, 0.0)))
+        weight = model.node_weight[nodes_arr]
+        est = np.repeat((theta[0] * weight)[:, None], 3, axis=1)
+        rec_K = np.repeat(est[None], n_steps, axis=0)
+        pos = rec_p[: n_ok * sample_every : sample_every]
+        extra = dict(method=method, damping_per_length=float(theta[0]),
+                     stiffness_scale=float(theta[1]),
+                     std_error=np.repeat((c_se * weight)[:, None], 3, axis=1), noise=noise,
+                     n_iter=int(n_iter))  # fmt: skip
+    else:
+        state = _start_state(su, initial, float(dt))
+        if trend not in ("model", "linear"):
+            raise ValueError(f"trend must be 'model' or 'linear', got {trend!r}")
+        d = _backward_trend(meas, state[0][nodes_arr] - state[1][nodes_arr])
+        filt = _Filter(nodes_arr, np.ascontiguousarray(meas), d, Rm, np.ascontiguousarray(Wm),
+                       paper_mass, bool(paper_scaling), trend == "model")  # fmt: skip
+        status, done, rec_p, _, _, rec_K = _integrate(su, state, float(dt), n_steps,
+                                                      sample_every, filt)  # fmt: skip
+        rec_K = rec_K[:n_steps]
+        n_ok = min(done, n_steps) // sample_every + 1
+        pos = rec_p[:n_ok]
+        # Velocity-weighted mean over the window.
+        k0 = int(rec_K.shape[0] * (1 - window))
+        v = np.diff(meas, axis=0)[k0 : rec_K.shape[0]] / dt
+        w = v**2
+        est = np.sum(w * rec_K[k0:], axis=0) / np.maximum(np.sum(w, axis=0), 1e-300)
+        extra = dict(method=method, std_error=np.full((n_f, 3), np.nan))
+    t = np.arange(n_ok) * sample_every * dt
     err = np.max(np.linalg.norm(pos[:, nodes_arr] - meas[: n_ok * sample_every : sample_every],
                                 axis=2), axis=1)  # fmt: skip
-    # Velocity-weighted mean over the window.
-    k0 = int(rec_K.shape[0] * (1 - window))
-    v = np.diff(meas, axis=0)[k0 : rec_K.shape[0]] / dt
-    w = v**2
-    est = np.sum(w * rec_K[k0:], axis=0) / np.maximum(np.sum(w, axis=0), 1e-300)
     msg = _STATUS_MESSAGES[status]
     if status != STATUS_OK:
         msg = f"{msg} at t = {done * dt:.6g} s"
@@ -164,4 +352,5 @@ def estimate_damping(
         tracking_error=err,
         dt=float(dt),
         wall_time=time.perf_counter() - t_wall,
+        **extra,  # type: ignore[arg-type]
     )

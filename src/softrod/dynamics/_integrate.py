@@ -38,15 +38,19 @@ _STATUS_MESSAGES = {
 
 @dataclass
 class _Filter:
-    """Kernel arrays of the damping filter: nodes (n_f,), meas (n_steps + 1, n_f, 3),
-    R (3, 3), W (n_f, 3, 3), mass (n_f,) (the paper's l M), paper (bool)."""
+    """Kernel arrays of the damping filter: nodes (n_f,), meas (n_steps + 1, n_f, 3) the
+    measurements y^j, trend (n_steps + 1, n_f, 3) the backward trend y^j - y^{j-1}, R (3, 3),
+    W (n_f, 3, 3), mass (n_f,) (the paper's l M), paper (bool), drift (bool): the trend also
+    carries the model's undamped acceleration (`estimate_damping`'s trend="model")."""
 
     nodes: np.ndarray
     meas: np.ndarray
+    trend: np.ndarray
     R: np.ndarray
     W: np.ndarray
     mass: np.ndarray
     paper: bool
+    drift: bool = False
 
 
 def _kv_layout(model: LGVIModel) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -131,16 +135,14 @@ def _integrate(
         B, G = su.field.series(tk[:-1])
         bp, bR = su.base.series(tk)
         if filt is None:
-            f_args = (np.zeros(0, dtype=np.int64), np.zeros((1, 0, 3)), np.eye(3),
-                      np.zeros((0, 3, 3)), np.zeros(0), False)  # fmt: skip
+            f_args = (np.zeros(0, dtype=np.int64), np.zeros((1, 0, 3)), np.zeros((1, 0, 3)),
+                      np.eye(3), np.zeros((0, 3, 3)), np.zeros(0), False, False)  # fmt: skip
             rec_K = np.zeros((0, 0, 3))
         else:
             meas = np.ascontiguousarray(filt.meas[done : done + k + 1])
-            if meas.shape[0] < k + 1:
-                # The last (extra) step has no measurement ahead: hold the last one.
-                pad = np.repeat(filt.meas[-1:], k + 1 - meas.shape[0], axis=0)
-                meas = np.concatenate([meas, pad])
-            f_args = (filt.nodes, meas, filt.R, filt.W, filt.mass, filt.paper)
+            trend = np.ascontiguousarray(filt.trend[done : done + k + 1])
+            f_args = (filt.nodes, meas, trend, filt.R, filt.W, filt.mass, filt.paper,
+                      filt.drift)  # fmt: skip
             rec_K = np.zeros((k, filt.nodes.shape[0], 3))
         loads = (su.gravity, su.dist.series(tk[:-1]), su.tip_force.series(tk[:-1]),
                  su.tip_moment.series(tk[:-1]), np.ascontiguousarray(tension),

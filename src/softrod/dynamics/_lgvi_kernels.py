@@ -24,8 +24,10 @@ Kernel arguments come in tuples (as `softrod.rods` does; shapes in `LGVIModel`'s
   (constant) or one row per step (the base: one more);
 * damping = (node_c (n, 3), node_cw (n, 3), kv_beta, kv_dof_p (n,), kv_dof_r (n,), kv_bw,
   kv_every): viscous and Kelvin-Voigt damping;
-* filt = (filt_nodes (n_f,), meas (k + 1, n_f, 3), filt_R (3, 3), filt_W (n_f, 3, 3),
-  filt_mass (n_f,), filt_paper): the damping filter (n_f = 0 disables it);
+* filt = (filt_nodes (n_f,), meas (k + 1, n_f, 3), trend (k + 1, n_f, 3), filt_R (3, 3),
+  filt_W (n_f, 3, 3), filt_mass (n_f,), filt_paper, filt_drift): the damping filter (n_f = 0
+  disables it); row k holds the measurement y^j and the backward trend y^j - y^{j-1} of
+  local step k; filt_drift adds the model's undamped acceleration dt^2 f / m to the trend;
 * state = (p, p_prev, O, fr), updated in place; rec = (rec_p, rec_O, rec_E, rec_K) outputs;
   work = (ke_prev (1,), work_f, work_tau, work_p (n, 3), kv_L (n_q, n_q), kv_u (n_q,),
   kv_J (2, 3, 3)) scratch carried between calls.
@@ -445,15 +447,16 @@ def _translate(p, p_prev, work_f, node_mass, node_c, pos_free, base_p, kp1, dt, 
 @numba.njit(cache=True, inline="always")
 def _filter_step(p, p_prev, O, work_f, node_mass, filt, k, dt, rec_K, work_p):
     """At the filtered nodes, replace the damped update in work_p by the one with the filter's
-    estimate (ALGORITHMS.md E.5) from the measurements at rows k and k + 1; the estimate goes
-    to rec_K[k]. filt : the tuple of the module docstring."""
-    filt_nodes, meas, filt_R, filt_W, filt_mass, filt_paper = filt
+    estimate (ALGORITHMS.md E.5) from the measurement y^j and the trend d^j (row k); the
+    estimate goes to rec_K[k]. filt : the tuple of the module docstring."""
+    filt_nodes, meas, trend, filt_R, filt_W, filt_mass, filt_paper, filt_drift = filt
     n_f = filt_nodes.shape[0]
     inv_dt = 1.0 / dt
     dt2 = dt * dt
     # Distributed predictive filter (E.5): at the measured nodes the damping is replaced by
     # the one-step estimate K = -(M^T R M + W)^-1 M^T R (Z + e - d), Z the undamped model
-    # drift p^{j+1} - p^j, e = p^j - y^j the output error, d = y^{j+1} - y^j the trend.
+    # drift p^{j+1} - p^j, e = p^j - y^j the output error, d the causal trend y^j - y^{j-1}
+    # (+ dt^2 f / m with filt_drift): only measurements up to j set the step to j + 1.
     for q in range(n_f):
         a = filt_nodes[q]
         h = dt2 / node_mass[a]
@@ -463,7 +466,9 @@ def _filter_step(p, p_prev, O, work_f, node_mass, filt, k, dt, rec_K, work_p):
         for c in range(3):
             Z = p[a, c] - p_prev[a, c] + h * work_f[a, c]
             e = p[a, c] - meas[k, q, c]
-            d = meas[k + 1, q, c] - meas[k, q, c]
+            d = trend[k, q, c]
+            if filt_drift:
+                d += h * work_f[a, c]
             if c == 0:
                 r0 = Z + e - d
             elif c == 1:
@@ -688,8 +693,8 @@ def _run(state, model, loads, damping, filt, dt, step0, n_steps, every, rec, wor
 
     With a filter (filt_nodes non-empty, ALGORITHMS.md E.5), the damping at those nodes is
     replaced by the per-step estimate K = -(M^T R M + W)^-1 M^T R (Z + e - d) computed from
-    the measured positions meas[k] (step j) and meas[k + 1] (step j + 1), (n_steps + 1, n_f,
-    3); filt_R (3, 3), filt_W (n_f, 3, 3); filt_mass (n_f,) the paper's l M per node (paper
+    the measured positions meas[k] (step j) and the causal trend trend[k] (n_steps + 1, n_f,
+    3 each); filt_R (3, 3), filt_W (n_f, 3, 3); filt_mass (n_f,) the paper's l M per node (paper
     scaling only).
 
     With kv_beta > 0 the step's velocities are then corrected by the implicit Kelvin-Voigt
