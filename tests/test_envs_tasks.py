@@ -69,15 +69,21 @@ def test_push_cube_moves_only_by_contact() -> None:
         _, _, _, _, info = env.step(np.zeros(6))
     assert np.linalg.norm(info["cube"] - start) < 1e-3, "no action, no contact: the cube rests"
 
-    # Curl the neck down behind the cube, then sweep it forward along the ground.
+    # Curl the neck sideways (clear of the cube), turn the curl down into a loop behind the
+    # cube, then swing the loop forward about the base (segment 1 from +9 to -6 1/m): the
+    # loop's lower side pushes the cube forward, toward the target box (v0's sweep curled
+    # down onto the cube and knocked it backwards). Knots: (step, commanded curvatures).
+    curl, loop = [0, 9, 0, 9, 0, 9], [9, 0, 9, 0, 9, 0]
+    knots = [(0, [0] * 6), (10, curl), (25, loop), (30, loop), (45, [-6, 0, 9, 0, 9, 0])]
+    steps, goals = np.array([k for k, _ in knots]), np.array([g for _, g in knots], float)
     env.reset(seed=0)
     start = env.data.xpos[env._cube].copy()
-    begin, end = np.array([9.0, 0, 5, 0, 2, 0]), np.array([3.0, 0, 3, 0, 0, 0])
-    for k in range(100):
-        w = np.clip((k - 40) / 60, 0.0, 1.0)
-        goal = (1 - w) * begin + w * end
+    start_distance = float(np.linalg.norm(start[:2] - env.cube_target))
+    for k in range(60):
+        goal = np.array([np.interp(k, steps, goals[:, j]) for j in range(6)])
         _, _, _, _, info = env.step(np.clip((goal - env.kappa) / env.kappa_rate, -1, 1))
-    assert np.linalg.norm(info["cube"][:2] - start[:2]) > 0.03
+    assert info["cube"][0] - start[0] > 0.05, "the loop pushes the cube forward"
+    assert info["distance"] < start_distance - 0.05, "toward the target"
 
 
 # ---------------------------------------------------------------------------------------------
