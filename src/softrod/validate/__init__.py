@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     )
 
 #: MuJoCo-chain validation (`softrod.validate._chain`), imported on first use so that
-#: `import softrod.validate` does not need MuJoCo.
+#: `import softrod.validate` does not need MuJoCo. `__all__` lists them again literally: linters
+#: and type checkers read the exported names from a literal list only.
 _CHAIN_NAMES = (
     "CHAIN_MATERIALS",
     "Oscillation",
