@@ -6,6 +6,7 @@ method of `METHODS`; out comes a frozen `StaticResult` that carries its `inputs`
 """
 
 from softrod.rods import so3
+from softrod.rods._batch import StaticBatchResult, solve_static_batch
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model, compile_model, with_pose_and_lengths
@@ -30,6 +31,7 @@ __all__ = [
     "RodModel",
     "SegmentProperties",
     "ShootingEval",
+    "StaticBatchResult",
     "StaticLoads",
     "StaticResult",
     "TendonProperties",
@@ -42,6 +44,7 @@ __all__ = [
     "shooting_eval",
     "so3",
     "solve_static",
+    "solve_static_batch",
     "tip_jacobian",
     "with_pose_and_lengths",
 ]

@@ -51,6 +51,9 @@ class BatchArrays:
     tensions : (B, n_t) tendon tensions [N] (solved for under length control).
     jacobian : (B, 3, n_t) d tip_position / d actuation [m/N or m/m], or None.
     positions : (B, n_nodes, 3) backbone shapes [m], or None when not asked for.
+    status : (B,) int item status (0 converged; `_batch.BATCH_STATUS_MESSAGES`), or None
+        (then 0 where success, else 1).
+    load_scale : (B,) fraction of the load the returned equilibrium balances, or None.
     """
 
     tip_position: np.ndarray
@@ -62,3 +65,5 @@ class BatchArrays:
     tensions: np.ndarray
     jacobian: np.ndarray | None = None
     positions: np.ndarray | None = None
+    status: np.ndarray | None = None
+    load_scale: np.ndarray | None = None

@@ -1,0 +1,469 @@
+"""`solve_static_batch`: B static equilibria of one robot in one call.
+
+The front end checks the inputs and broadcasts them into a `BatchLoads` (`_batch_types`),
+hands it to a back end (numba threads here, `_batch_kernels`; NVIDIA Warp for other devices,
+`_batch_warp`, imported on first use) and wraps the `BatchArrays` it returns into the public
+`StaticBatchResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from softrod.description import RobotSpec
+from softrod.rods._batch_kernels import STATUS_NEEDS_MULTIPLE_SHOOTING, _solve_batch
+from softrod.rods._batch_types import BatchArrays, BatchLoads
+from softrod.rods._model import RodModel, as_model
+from softrod.rods._pcc import _pcc_lengths_matrix
+from softrod.rods._shooting import _MULTI_SHOOT_ANGLE, _STATUS_MESSAGES
+from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL
+
+__all__ = ["StaticBatchItem", "StaticBatchResult", "solve_static_batch"]
+
+#: What each item status means (`_shooting`'s Newton statuses plus the batch's own).
+BATCH_STATUS_MESSAGES = {
+    **_STATUS_MESSAGES,
+    STATUS_NEEDS_MULTIPLE_SHOOTING: (
+        f"load bending angle above {_MULTI_SHOOT_ANGLE:g} rad needs multiple shooting, which "
+        "the batched solver does not run: solve this item with solve_static"
+    ),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class StaticBatchItem:
+    """One item of a `StaticBatchResult` (views into its arrays; SI, world frame).
+
+    tip_position : (3,) [m]; tip_rotation : (3, 3); tensions : (n_t,) [N];
+    jacobian : (3, n_t) or None; positions : (n_nodes, 3) [m] or None.
+    """
+
+    success: bool
+    status: int
+    message: str
+    residual: float
+    iterations: int
+    tip_position: np.ndarray
+    tip_rotation: np.ndarray
+    tensions: np.ndarray
+    jacobian: np.ndarray | None
+    positions: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class StaticBatchResult:
+    """Equilibria of B static problems of one robot (SI, world frame).
+
+    tip_position : (B, 3) [m]. tip_rotation : (B, 3, 3) tip frames (columns = body axes).
+    success : (B,) bool, True where the item converged to rtol on its full load (the same
+    equilibrium `solve_static` finds). status : (B,) 0 converged, else a code of
+    `BATCH_STATUS_MESSAGES` (`result[i].message` says it in words). residual : (B,) final scaled
+    boundary residual. iterations : (B,) Newton iterations. load_scale : (B,) fraction of the
+    load reached (1 on success). tensions : (B, n_t) tendon tensions [N] (solved for under length
+    control). jacobian : (B, 3, n_t) d tip / d actuation [m/N, or m/m under length control], NaN
+    for failed items, or None when not asked for. positions : (B, n_nodes, 3) backbone shapes
+    [m] at arc lengths `s` (n_nodes,), or None when not asked for. control : "tension" or
+    "length". warm : (B, k) shooting unknowns that `guess=` reuses. message : a summary line.
+    """
+
+    tip_position: np.ndarray
+    tip_rotation: np.ndarray
+    success: np.ndarray
+    status: np.ndarray
+    residual: np.ndarray
+    iterations: np.ndarray
+    load_scale: np.ndarray
+    tensions: np.ndarray
+    jacobian: np.ndarray | None
+    positions: np.ndarray | None
+    s: np.ndarray | None
+    control: str
+    warm: np.ndarray
+    message: str
+
+    def __len__(self) -> int:
+        return int(self.success.shape[0])
+
+    @property
+    def n_failed(self) -> int:
+        """Number of items that did not converge."""
+        return int(np.count_nonzero(~self.success))
+
+    def __getitem__(self, i: int) -> StaticBatchItem:
+        """A small per-item view (i may be negative)."""
+        status = int(self.status[i])
+        return StaticBatchItem(
+            success=bool(self.success[i]),
+            status=status,
+            message=_item_message(status, float(self.load_scale[i])),
+            residual=float(self.residual[i]),
+            iterations=int(self.iterations[i]),
+            tip_position=self.tip_position[i],
+            tip_rotation=self.tip_rotation[i],
+            tensions=self.tensions[i],
+            jacobian=None if self.jacobian is None else self.jacobian[i],
+            positions=None if self.positions is None else self.positions[i],
+        )
+
+
+def _item_message(status: int, load_scale: float) -> str:
+    if status == 0:
+        return "converged"
+    text = BATCH_STATUS_MESSAGES.get(status, "failed")
+    if status == STATUS_NEEDS_MULTIPLE_SHOOTING:
+        return f"not solved: {text}"
+    return (
+        f"did not converge: {text}; the outputs are the equilibrium at "
+        f"{100 * load_scale:.1f}% of the load"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Input checks and broadcasting
+
+
+def _batch_array(name: str, value: Any, width: int, what: str) -> np.ndarray:
+    """`value` as (B, width) float64 (B = 1 when unbatched: (width,)); ValueError naming it."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 1 and arr.shape[0] == width:
+        arr = arr[None, :]
+    elif not (arr.ndim == 2 and arr.shape[1] == width):
+        raise ValueError(
+            f"{name} must have shape ({width},) or (B, {width}) ({what}), got {arr.shape}"
+        )
+    bad = np.argwhere(~np.isfinite(arr))
+    if bad.size:
+        i, j = bad[0]
+        raise ValueError(f"{name}[{i}, {j}] must be finite, got {arr[i, j]}")
+    return arr
+
+
+def _check_loads(
+    model: RodModel,
+    tensions: Any,
+    lengths: Any,
+    vectors: dict[str, Any],
+) -> BatchLoads:
+    """Check every input and broadcast them to one batch size B (`BatchLoads`)."""
+    n_t = model.n_tendons
+    if tensions is not None and lengths is not None:
+        raise ValueError("give tensions or lengths, not both")
+    per_tendon = f"one value per tendon, n_t = {n_t}"
+    arrays: dict[str, np.ndarray] = {}
+    if lengths is not None:
+        act = _batch_array("lengths", lengths, n_t, per_tendon)
+        bad = np.argwhere(act <= 0)
+        if bad.size:
+            i, j = bad[0]
+            raise ValueError(f"lengths[{i}, {j}] must be > 0 [m], got {act[i, j]}")
+        missing = np.flatnonzero(np.isnan(model.tendon_stiffness))
+        if missing.size:
+            raise ValueError(
+                f"length control needs every tendon's stiffness [N/m]; tendon {missing[0]} has none"
+            )
+        arrays["lengths"] = act
+    else:
+        act = _batch_array("tensions", np.zeros(n_t) if tensions is None else tensions, n_t,
+                           per_tendon)  # fmt: skip
+        bad = np.argwhere(act < 0)
+        if bad.size:
+            i, j = bad[0]
+            raise ValueError(
+                f"tensions[{i}, {j}] must be >= 0 (tendons only pull), got {act[i, j]}"
+            )
+        arrays["tensions"] = act
+    for name, value in vectors.items():
+        arrays[name] = _batch_array(name, np.zeros(3) if value is None else value, 3, "x, y, z")
+    # One batch size: every batched input agrees, unbatched ones broadcast.
+    sizes = {name: a.shape[0] for name, a in arrays.items() if a.shape[0] != 1}
+    size = max(sizes.values(), default=1)
+    for name, b in sizes.items():
+        if b != size:
+            first = next(n for n, s in sizes.items() if s == size)
+            raise ValueError(
+                f"{name} has batch size {b} but {first} has {size}: batched inputs must share B"
+            )
+    full = {n: np.ascontiguousarray(np.broadcast_to(a, (size, a.shape[1]))) for n, a in
+            arrays.items()}  # fmt: skip
+    control = "length" if lengths is not None else "tension"
+    return BatchLoads(
+        control=control,
+        actuation=full["lengths" if lengths is not None else "tensions"],
+        tip_force=full["tip_force"],
+        tip_moment=full["tip_moment"],
+        distributed_force=full["distributed_force"],
+        gravity=full["gravity"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU back end
+
+
+def _model_arrays(model: RodModel) -> tuple:
+    """The kernels' robot arrays, unpacked in `_batch_kernels._solve_batch`'s order."""
+    axis = model.base_rotation[:, 2]
+    straight = np.ascontiguousarray(model.base_position + model.node_s[:, None] * axis)
+    n_t = model.n_tendons
+    if n_t:
+        pcc_l0, pcc_A = _pcc_lengths_matrix(model)
+    else:
+        pcc_l0, pcc_A = np.zeros(0), np.zeros((0, 0))
+    scales = np.array([model.moment_scale, model.tension_scale, model.total_length])
+    return (
+        *model.kernel_geometry,
+        *model.kernel_base,
+        np.ascontiguousarray(model.node_point_mass, dtype=float),
+        straight,
+        np.ascontiguousarray(model.tendon_k),
+        np.ascontiguousarray(model.tendon_rest_length, dtype=float),
+        np.ascontiguousarray(pcc_l0),
+        np.ascontiguousarray(pcc_A),
+        scales,
+    )
+
+
+def _solve_batch_cpu(
+    model: RodModel,
+    loads: BatchLoads,
+    *,
+    guess: np.ndarray | None,
+    jacobian: bool,
+    shapes: bool,
+    rtol: float,
+    max_iter: int,
+    threads: int | None,
+) -> BatchArrays:
+    """The numba back end: one `prange` over the items (`_batch_kernels._solve_batch`)."""
+    import numba
+
+    B = loads.size
+    n_t = model.n_tendons
+    length_mode = loads.control == "length"
+    n_unk = 3 + (n_t if length_mode else 0)
+    forces = np.ascontiguousarray(
+        np.stack([loads.tip_force, loads.tip_moment, loads.distributed_force, loads.gravity], 1)
+    )
+    if guess is not None:
+        warm = np.ascontiguousarray(guess, dtype=float)
+        has_warm = np.all(np.isfinite(warm), axis=1)
+        warm = np.where(has_warm[:, None], warm, 0.0)
+    else:
+        warm = np.zeros((B, n_unk))
+        has_warm = np.zeros(B, dtype=bool)
+    unknowns = np.empty((B, n_unk))
+    tensions = np.empty((B, n_t))
+    tip = np.empty((B, 3))
+    rotation = np.empty((B, 3, 3))
+    stats = np.empty((B, 4))
+    jac = np.empty((B, 3, n_t)) if jacobian else np.empty((B, 0, 0))
+    positions = np.empty((B, model.n_nodes, 3)) if shapes else np.empty((0, 0, 3))
+    previous = numba.get_num_threads()
+    if threads is not None:
+        numba.set_num_threads(threads)
+    try:
+        _solve_batch(
+            length_mode,
+            loads.actuation,
+            forces,
+            warm,
+            has_warm,
+            *_model_arrays(model),
+            rtol,
+            max_iter,
+            jacobian,
+            shapes,
+            unknowns,
+            tensions,
+            tip,
+            rotation,
+            stats,
+            jac,
+            positions,
+        )
+    finally:
+        numba.set_num_threads(previous)
+    return BatchArrays(
+        tip_position=tip,
+        tip_rotation=rotation,
+        success=stats[:, 0] == 0,
+        residual=stats[:, 1].copy(),
+        iterations=stats[:, 2].astype(np.int64),
+        unknowns=unknowns,
+        tensions=tensions,
+        jacobian=jac if jacobian else None,
+        positions=positions if shapes else None,
+        status=stats[:, 0].astype(np.int64),
+        load_scale=stats[:, 3].copy(),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The public function
+
+
+def solve_static_batch(
+    robot: RodModel | RobotSpec,
+    *,
+    tensions: Any = None,
+    lengths: Any = None,
+    tip_force: Any = None,
+    tip_moment: Any = None,
+    distributed_force: Any = None,
+    gravity: Any = None,
+    device: str = "cpu",
+    guess: StaticBatchResult | None = None,
+    jacobian: bool = False,
+    shapes: bool = False,
+    threads: int | None = None,
+    rtol: float = DEFAULT_RTOL,
+    max_iter: int = DEFAULT_MAX_ITER,
+) -> StaticBatchResult:
+    """Static equilibria of B load cases of one robot, solved in parallel.
+
+    Each item is what `solve_static(robot, ..., method="shooting")` returns for its inputs
+    (same strategy: direct Newton, load continuation from rest for large loads), float64.
+    Items whose load needs multiple shooting (bending angle above `_MULTI_SHOOT_ANGLE`, e.g. a
+    soft robot held horizontally under heavy weight) are not solved: success False, NaN outputs
+    and a message saying so.
+
+    Parameters
+    ----------
+    robot : a compiled `RodModel` or a RobotSpec.
+    tensions : (B, n_t) or (n_t,) tendon tensions [N], >= 0 (default 0).
+    lengths : (B, n_t) or (n_t,) commanded tendon lengths [m] (elastic tendons; tensions are
+        solved for). Give tensions or lengths, not both.
+    tip_force, tip_moment : (B, 3) or (3,) world-frame distal load [N], [N m].
+    distributed_force : (B, 3) or (3,) uniform load per unit length [N/m].
+    gravity : (B, 3) or (3,) [m/s^2].
+    device : "cpu" (numba threads) or a Warp device such as "cuda:0" (needs softrod[warp]).
+    guess : a previous `StaticBatchResult` of the same robot, control mode and B: each item
+        starts from that item's converged unknowns (failed items start cold).
+    jacobian : also return d tip_position / d actuation (B, 3, n_t) (as `tip_jacobian`).
+    shapes : also return the backbone positions (B, n_nodes, 3).
+    threads : CPU threads for this call (default: numba's, the number of cores).
+    rtol, max_iter : as in `solve_static`.
+
+    Inputs with a leading batch axis must share B; unbatched ones are broadcast (B = 1 when none
+    is batched). Raises ValueError naming the argument and its shape for bad input.
+    """
+    if not (isinstance(rtol, int | float) and rtol > 0 and math.isfinite(rtol)):
+        raise ValueError(f"rtol must be a positive number, got {rtol!r}")
+    if not (isinstance(max_iter, int) and max_iter >= 0):
+        raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
+    if not isinstance(device, str) or not device:
+        raise ValueError(f"device must be 'cpu' or a Warp device such as 'cuda:0', got {device!r}")
+    if threads is not None:
+        import numba
+
+        limit = numba.config.NUMBA_NUM_THREADS
+        if not (isinstance(threads, int) and 1 <= threads <= limit):
+            raise ValueError(f"threads must be an integer in [1, {limit}], got {threads!r}")
+    model = as_model(robot)
+    loads = _check_loads(
+        model,
+        tensions,
+        lengths,
+        {
+            "tip_force": tip_force,
+            "tip_moment": tip_moment,
+            "distributed_force": distributed_force,
+            "gravity": gravity,
+        },
+    )
+    warm = _check_guess(guess, loads, model.n_tendons)
+    if device == "cpu":
+        out = _solve_batch_cpu(
+            model,
+            loads,
+            guess=warm,
+            jacobian=jacobian,
+            shapes=shapes,
+            rtol=float(rtol),
+            max_iter=max_iter,
+            threads=threads,
+        )
+    else:
+        try:
+            from softrod.rods._batch_warp import solve_batch_warp
+        except ImportError as exc:
+            raise ImportError(
+                f"solve_static_batch(device={device!r}) needs the warp extra "
+                f"(pip install 'softrod[warp]'): {exc}"
+            ) from exc
+        out = solve_batch_warp(
+            model,
+            loads,
+            device=device,
+            guess=warm,
+            jacobian=jacobian,
+            shapes=shapes,
+            rtol=float(rtol),
+            max_iter=max_iter,
+        )
+    return _wrap(out, loads, model, shapes)
+
+
+def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> np.ndarray | None:
+    """The warm unknowns (B, k) of `guess` (NaN rows for its failed items), checked."""
+    if guess is None:
+        return None
+    if not isinstance(guess, StaticBatchResult):
+        raise ValueError(
+            f"guess must be a StaticBatchResult of this robot, got {type(guess).__name__}"
+        )
+    if len(guess) != loads.size:
+        raise ValueError(f"guess has batch size {len(guess)} but the inputs have {loads.size}")
+    n_unk = 3 + (n_t if loads.control == "length" else 0)
+    if guess.control != loads.control or guess.warm.shape != (loads.size, n_unk):
+        raise ValueError(
+            f"guess must come from a {loads.control}-controlled batch of this robot "
+            f"(unknowns (B, {n_unk})), got a {guess.control}-controlled one with "
+            f"{guess.warm.shape}"
+        )
+    return np.where(guess.success[:, None], guess.warm, np.nan)
+
+
+def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) -> StaticBatchResult:
+    """The public result from a back end's arrays."""
+    B = loads.size
+    success = np.asarray(out.success, dtype=bool)
+    status = (
+        np.asarray(out.status, dtype=np.int64)
+        if out.status is not None
+        else np.where(success, 0, 1).astype(np.int64)
+    )
+    load_scale = (
+        np.asarray(out.load_scale, dtype=float)
+        if out.load_scale is not None
+        else np.where(success, 1.0, np.nan)
+    )
+    n_failed = int(np.count_nonzero(~success))
+    if n_failed == 0:
+        message = f"all {B} converged"
+    else:
+        first = int(np.flatnonzero(~success)[0])
+        message = (
+            f"{n_failed} of {B} did not converge (first: item {first}, "
+            f"{_item_message(int(status[first]), float(load_scale[first]))})"
+        )
+    return StaticBatchResult(
+        tip_position=out.tip_position,
+        tip_rotation=out.tip_rotation,
+        success=success,
+        status=status,
+        residual=out.residual,
+        iterations=out.iterations,
+        load_scale=load_scale,
+        tensions=out.tensions,
+        jacobian=out.jacobian,
+        positions=out.positions,
+        s=model.node_s.copy() if shapes else None,
+        control=loads.control,
+        warm=out.unknowns,
+        message=message,
+    )
