@@ -204,7 +204,7 @@ def _check_loads(
 # CPU back end
 
 
-def _model_arrays(model: RodModel) -> tuple:
+def _model_arrays(model: RodModel) -> tuple[Any, ...]:
     """The kernels' robot arrays, unpacked in `_batch_kernels._solve_batch`'s order."""
     axis = model.base_rotation[:, 2]
     straight = np.ascontiguousarray(model.base_position + model.node_s[:, None] * axis)
@@ -266,7 +266,7 @@ def _solve_batch_cpu(
     if threads is not None:
         numba.set_num_threads(threads)
     try:
-        _solve_batch(
+        _solve_batch(  # type: ignore[call-arg]
             length_mode,
             loads.actuation,
             forces,
@@ -360,7 +360,7 @@ def solve_static_batch(
     if threads is not None:
         import numba
 
-        limit = numba.config.NUMBA_NUM_THREADS
+        limit = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
         if not (isinstance(threads, int) and 1 <= threads <= limit):
             raise ValueError(f"threads must be an integer in [1, {limit}], got {threads!r}")
     model = as_model(robot)
@@ -442,6 +442,11 @@ def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) ->
         if out.load_scale is not None
         else np.where(success, 1.0, np.nan)
     )
+    jacobian = out.jacobian
+    if jacobian is not None and not success.all():
+        # A Jacobian exists only at a converged equilibrium (as `tip_jacobian`).
+        jacobian = np.array(jacobian, dtype=float)
+        jacobian[~success] = np.nan
     n_failed = int(np.count_nonzero(~success))
     if n_failed == 0:
         message = f"all {B} converged"
@@ -460,7 +465,7 @@ def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) ->
         iterations=out.iterations,
         load_scale=load_scale,
         tensions=out.tensions,
-        jacobian=out.jacobian,
+        jacobian=jacobian,
         positions=out.positions,
         s=model.node_s.copy() if shapes else None,
         control=loads.control,
