@@ -240,3 +240,29 @@ def test_missing_warp_is_a_clear_import_error(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "softrod.rods._batch_warp", None)
     with pytest.raises(ImportError, match="needs the warp extra"):
         solve_static_batch(model, tensions=np.ones(4), device="cuda:0")
+
+
+def test_bench_case_prints_rates(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import softrod.bench._static_batch as bench
+    from softrod.bench import run_case
+
+    monkeypatch.setattr(bench, "N_LOOP", 4)
+    run_case("static-batch", batches=[4], threads=1)
+    lines = dict(line.split(": ") for line in capsys.readouterr().out.strip().splitlines())
+    assert float(lines["static_batch.batch_4.solves_per_s_1_thread"]) > 0
+    assert float(lines["static_batch.max_tip_difference_m"]) <= TIP_TOL
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--batch", "0"], "--batch must be positive integers"),
+        (["--batch", "x"], "--batch: value 1"),
+        (["--threads", "0"], "--threads must be >= 1"),
+    ],
+)
+def test_bench_cli_rejects_bad_options(args: list[str], match: str, capsys) -> None:
+    from softrod.cli import main
+
+    assert main(["bench", "static-batch", *args]) == 2
+    assert match in capsys.readouterr().err

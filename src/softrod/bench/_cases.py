@@ -77,6 +77,17 @@ def _sweep(
     return run_sweep_bench(n_points=n, workers=list(workers), ray_backend=ray_backend)
 
 
+def _static_batch(
+    batches: Sequence[int] = (100, 1000, 10000),
+    device: str = "cpu",
+    threads: int | None = None,
+    jacobian: bool = False,
+) -> dict[str, float]:
+    from softrod.bench._static_batch import run_static_batch_bench
+
+    return run_static_batch_bench(batches, device=device, threads=threads, jacobian=jacobian)
+
+
 def _planning(
     config: Any = None, cache_dir: Path = Path("runs/planning"), log: Callable[[str], None] = print
 ) -> BenchRun:
@@ -132,6 +143,12 @@ CASES: dict[str, BenchCase] = {
             "static",
             "Static solver speed and accuracy (SoftManiSim robot, 3-segment TDCR, SciPy L-M).",
             _static,
+        ),
+        BenchCase(
+            "static-batch",
+            "Batched static solves per second (solve_static_batch, 1 and all threads or a GPU) "
+            "against the single-solve loop's per-core rate (SoftManiSim robot).",
+            _static_batch,
         ),
         BenchCase(
             "observer",

@@ -75,6 +75,39 @@ def bench_static_cmd(
     run_case("static", as_json=as_json, n=n, seed=seed)
 
 
+def bench_static_batch_cmd(
+    batch: Annotated[
+        str, typer.Option("--batch", metavar="B1,B2", help="Batch sizes to time.")
+    ] = "100,1000,10000",
+    device: Annotated[
+        str, typer.Option("--device", help="cpu (numba threads) or a Warp device, e.g. cuda:0.")
+    ] = "cpu",
+    threads: Annotated[
+        int | None, typer.Option("--threads", help="CPU threads of the 'all threads' runs.")
+    ] = None,
+    jacobian: Annotated[
+        bool, typer.Option("--jacobian", help="Also compute the tip Jacobians.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    sizes = parse_vector("--batch", batch)
+    if any(b < 1 or b != int(b) for b in sizes):
+        raise CliError(f"--batch must be positive integers, got {batch!r}")
+    if threads is not None and threads < 1:
+        raise CliError(f"--threads must be >= 1, got {threads}")
+    try:
+        run_case(
+            "static-batch",
+            as_json=as_json,
+            batches=[int(b) for b in sizes],
+            device=device,
+            threads=threads,
+            jacobian=jacobian,
+        )
+    except ImportError as exc:
+        raise CliError(str(exc)) from None
+
+
 def bench_observer_cmd(
     n: int = typer.Option(500, "--n", help="Steps of the random input sequence (100 Hz)."),
     n_scipy: int = typer.Option(10, help="Steps solved with the SciPy L-M baseline."),
@@ -190,6 +223,7 @@ def bench_warp_reach_cmd(
 _COMMANDS: dict[str, Any] = {
     "mujoco": bench_mujoco_cmd,
     "static": bench_static_cmd,
+    "static-batch": bench_static_batch_cmd,
     "observer": bench_observer_cmd,
     "dynamics": bench_dynamics_cmd,
     "sweep": bench_sweep_cmd,
