@@ -266,3 +266,32 @@ def test_bench_cli_rejects_bad_options(args: list[str], match: str, capsys) -> N
 
     assert main(["bench", "static-batch", *args]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_workspace_cli_writes_a_png_and_refuses_to_overwrite(tmp_path, capsys) -> None:
+    from softrod.cli import main
+
+    out = tmp_path / "cloud.png"
+    args = ["workspace", "softmanisim", "--samples", "40", "--max-tension", "1.5", "-o", str(out)]
+    assert main(args) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "40 of 40 tips converged" in capsys.readouterr().out
+    assert main(args) == 2
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--samples", "0"], "--samples must be >= 1"),
+        (["--max-tension", "-1"], "--max-tension must be a positive number"),
+        (["--gravity", "0,0"], "--gravity needs 3 comma-separated numbers"),
+    ],
+)
+def test_workspace_cli_bad_options(args: list[str], match: str, tmp_path, capsys) -> None:
+    from softrod.cli import main
+
+    assert main(["workspace", "softmanisim", "-o", str(tmp_path / "w.png"), *args]) == 2
+    err = capsys.readouterr().err
+    assert match in err and len(err.strip().splitlines()) == 1
