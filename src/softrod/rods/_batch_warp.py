@@ -507,7 +507,8 @@ def _drive(
 @wp.func
 def _straight_moment(rod: _Rod, it: _Items, tid: int):
     """Base moment of the loads on the straight robot, and the load number ~ P L^2 / EI
-    (`_inputs._load_number`): the larger of |that moment| and max |N| L, over the moment scale."""
+    (`_inputs._load_number`): the larger of |that moment| and the largest component of the
+    distal force times L, over the moment scale."""
     F = it.force[tid]
     fd = wp.vec3d(it.dist[tid, 0], it.dist[tid, 1], it.dist[tid, 2])
     g = wp.vec3d(it.grav[tid, 0], it.grav[tid, 1], it.grav[tid, 2])
@@ -520,7 +521,7 @@ def _straight_moment(rod: _Rod, it: _Items, tid: int):
         Ne = F + fd * rod.dist_len[k] + g * rod.mass_distal[k]
         q = fd + g * rod.seg_par[seg, 9]
         M = M + wp.cross(h * axis, Ne + f64(0.5) * h * q)
-        fmax = wp.max(fmax, wp.length(Ne))
+        fmax = wp.max(fmax, _amax3(Ne))
     angle = wp.max(wp.length(M), fmax * rod.length) / rod.m_scale
     return M, angle
 
