@@ -1,0 +1,877 @@
+"""Batched exact statics on NVIDIA Warp: `solve_static(method="shooting")` for B load cases at
+once, one thread per item, float64, on a GPU or on Warp's CPU device.
+
+The physics is `_static_kernels` ported to Warp: RK4 of the Kirchhoff/Cosserat rod with exact
+tendon coupling (Rucker & Webster), the section balance solved by Newton at every stage, forward
+sensitivities of the base moment M0, and damped Newton shooting on M0 with the same scaled
+residual (M(L) - M_tip) / moment_scale and tolerance. Load continuation follows `_shooting`
+(direct Newton up to `_DIRECT_LOAD_ANGLE`, else or on failure an adaptive ramp from the unloaded
+robot with a secant predictor), each thread running its own ramp, so no host synchronisation
+happens inside a solve. Items whose load number exceeds `_MULTI_SHOOT_ANGLE` (where
+`solve_static` switches to multiple shooting) are not solved: success=False, values NaN.
+
+Tip Jacobians are exact: one more integration at the converged M0 carries the sensitivities to
+every tension, and the implicit function theorem on the shooting residual gives
+d tip / d tau = dp/dM0 (-(dM/dM0)^-1 dM/dtau) + dp/dtau (as `tip_jacobian`).
+
+Per-thread scratch (the augmented RK4 state, stage input and stage sum, tendon tangents) lives
+in global arrays laid out (component, item) so that neighbouring threads read neighbouring words.
+
+No `from __future__ import annotations` here: Warp reads the kernel signatures' types at
+definition time.
+"""
+
+# mypy: ignore-errors
+# (Warp kernel signatures are calls such as wp.array2d(dtype=...), not static types.)
+# ruff: noqa: UP018
+# (Warp treats a bare literal as a constant; int(0) declares a variable a loop may change.)
+
+import time
+
+import numpy as np
+import warp as wp
+
+from softrod.rods._batch_types import BatchArrays, BatchLoads
+from softrod.rods._model import RodModel
+from softrod.rods._shooting import (
+    _DIRECT_LOAD_ANGLE,
+    _MAX_CONTINUATION_SOLVES,
+    _MIN_LOAD_STEP,
+    _MULTI_SHOOT_ANGLE,
+    _ROUND_OFF_RESIDUAL,
+)
+from softrod.rods._static_kernels import _SECTION_MAX_ITER, _SECTION_XTOL
+
+__all__ = ["bench_batch_warp", "random_loads", "solve_batch_warp"]
+
+#: Newton iterations per continuation step (as `_shooting`'s continuation).
+_STEP_ITER = 12
+#: Scratch memory [bytes] one launch may use; larger batches run in chunks of this size.
+_SCRATCH_BYTES = 4 << 30
+#: Status codes beside `_shooting`'s (0 converged, 1 max_iter, 2 stall, 3 non-finite).
+_STATUS_HEAVY = 5
+
+f64 = wp.float64
+
+# Forward solves only: no adjoint code (it would double the compile time).
+wp.set_module_options({"enable_backward": False})
+
+
+@wp.struct
+class _Rod:
+    """The model's arrays (see `RodModel`) plus per-step load coefficients: the total distal
+    force at the end of step k is F_tip + f_dist * dist_len[k] + g * mass_distal[k]."""
+
+    node_s: wp.array(dtype=wp.float64)
+    step_seg: wp.array(dtype=wp.int32)
+    seg_par: wp.array2d(dtype=wp.float64)
+    tendon: wp.array2d(dtype=wp.float64)
+    dist_len: wp.array(dtype=wp.float64)
+    mass_distal: wp.array(dtype=wp.float64)
+    base_p: wp.vec3d
+    base_R: wp.mat33d
+    n_t: int
+    n_steps: int
+    cosserat: int
+    m_scale: wp.float64
+    length: wp.float64
+
+
+@wp.struct
+class _Items:
+    """Per-item loads: tensions (B, n_t) [N], tip force/moment, distributed force, gravity."""
+
+    tau: wp.array2d(dtype=wp.float64)
+    force: wp.array(dtype=wp.vec3d)
+    moment: wp.array(dtype=wp.vec3d)
+    dist: wp.array(dtype=wp.float64, ndim=2)
+    grav: wp.array(dtype=wp.float64, ndim=2)
+
+
+@wp.struct
+class _Scratch:
+    """Per-thread work arrays, (component, item): RK4 state Z, stage input ZT, stage sum KA
+    (each ny * (1 + n_dir)), and the unit tendon tangents T (3 n_t)."""
+
+    Z: wp.array2d(dtype=wp.float64)
+    ZT: wp.array2d(dtype=wp.float64)
+    KA: wp.array2d(dtype=wp.float64)
+    T: wp.array2d(dtype=wp.float64)
+
+
+@wp.func
+def _ld3(A: wp.array2d(dtype=wp.float64), o: int, tid: int):
+    return wp.vec3d(A[o, tid], A[o + 1, tid], A[o + 2, tid])
+
+
+@wp.func
+def _ldm(A: wp.array2d(dtype=wp.float64), o: int, tid: int):
+    # Row-major 3x3 block starting at o.
+    return wp.mat33d(
+        A[o, tid],
+        A[o + 1, tid],
+        A[o + 2, tid],
+        A[o + 3, tid],
+        A[o + 4, tid],
+        A[o + 5, tid],
+        A[o + 6, tid],
+        A[o + 7, tid],
+        A[o + 8, tid],
+    )
+
+
+@wp.func
+def _row3(A: wp.array2d(dtype=wp.float64), i: int):
+    return wp.vec3d(A[i, 0], A[i, 1], A[i, 2])
+
+
+@wp.func
+def _put(sc: _Scratch, a: int, tid: int, d: wp.float64, stage: int, h: wp.float64):
+    # RK4 bookkeeping for one component: stage sum K1 + 2 K2 + 2 K3 + K4, next stage input.
+    if stage == 0:
+        sc.KA[a, tid] = d
+    elif stage < 3:
+        sc.KA[a, tid] = sc.KA[a, tid] + f64(2.0) * d
+    else:
+        sc.KA[a, tid] = sc.KA[a, tid] + d
+    if stage < 2:
+        sc.ZT[a, tid] = sc.Z[a, tid] + f64(0.5) * h * d
+    elif stage == 2:
+        sc.ZT[a, tid] = sc.Z[a, tid] + h * d
+
+
+@wp.func
+def _put3(sc: _Scratch, o: int, tid: int, v: wp.vec3d, stage: int, h: wp.float64):
+    _put(sc, o, tid, v[0], stage, h)
+    _put(sc, o + 1, tid, v[1], stage, h)
+    _put(sc, o + 2, tid, v[2], stage, h)
+
+
+@wp.func
+def _putm(sc: _Scratch, o: int, tid: int, m: wp.mat33d, stage: int, h: wp.float64):
+    for a in range(3):
+        for c in range(3):
+            _put(sc, o + 3 * a + c, tid, m[a, c], stage, h)
+
+
+@wp.func
+def _amax3(v: wp.vec3d):
+    return wp.max(wp.max(wp.abs(v[0]), wp.abs(v[1])), wp.abs(v[2]))
+
+
+@wp.func
+def _integrate(
+    rod: _Rod,
+    it: _Items,
+    sc: _Scratch,
+    tid: int,
+    lam: wp.float64,
+    M0: wp.vec3d,
+    n_dir: int,
+    store: int,
+    pos: wp.array3d(dtype=wp.float64),
+):
+    """RK4 over the grid from base moment M0 at load level lam (every load and tension scaled);
+    the final augmented state is left in sc.Z. Directions 0-2 are M0, 3 + j tension j.
+    With store, node positions go to pos[tid]. Returns 1, or 0 on a non-finite state."""
+    n_t = rod.n_t
+    ny = 15 + n_t
+    nz = ny * (1 + n_dir)
+    zero = f64(0.0)
+    one = f64(1.0)
+    for a in range(nz):
+        sc.Z[a, tid] = zero
+    for a in range(3):
+        sc.Z[a, tid] = rod.base_p[a]
+        sc.Z[12 + a, tid] = M0[a]
+        for c in range(3):
+            sc.Z[3 + 3 * a + c, tid] = rod.base_R[a, c]
+    for d in range(wp.min(n_dir, 3)):
+        sc.Z[ny * (1 + d) + 12 + d, tid] = one
+    F = lam * it.force[tid]
+    fd = lam * wp.vec3d(it.dist[tid, 0], it.dist[tid, 1], it.dist[tid, 2])
+    g = lam * wp.vec3d(it.grav[tid, 0], it.grav[tid, 1], it.grav[tid, 2])
+    e3 = wp.vec3d(zero, zero, one)
+    I3 = wp.identity(n=3, dtype=wp.float64)
+    # Section strains, warm-started along the rod; factors of the section Jacobian.
+    v = e3
+    u = wp.vec3d(zero, zero, zero)
+    Ai = I3
+    Bm = I3 * zero
+    Si = I3
+    Ci = I3
+    for k in range(rod.n_steps):
+        seg = rod.step_seg[k]
+        sa = rod.node_s[k]
+        sb = rod.node_s[k + 1]
+        h = sb - sa
+        kb = wp.vec3d(rod.seg_par[seg, 0], rod.seg_par[seg, 1], rod.seg_par[seg, 2])
+        ks = wp.vec3d(rod.seg_par[seg, 3], rod.seg_par[seg, 4], rod.seg_par[seg, 5])
+        us = wp.vec3d(rod.seg_par[seg, 6], rod.seg_par[seg, 7], rod.seg_par[seg, 8])
+        Ne = F + fd * rod.dist_len[k] + g * rod.mass_distal[k]
+        q = fd + g * rod.seg_par[seg, 9]
+        loaded = int(0)
+        for i in range(n_t):
+            if int(rod.tendon[i, 3]) >= seg and it.tau[tid, i] != zero:
+                loaded = 1
+        if store != 0:
+            for a in range(3):
+                pos[tid, k, a] = sc.Z[a, tid]
+        for a in range(nz):
+            sc.ZT[a, tid] = sc.Z[a, tid]
+        for stage in range(4):
+            s = sa
+            if stage == 1 or stage == 2:
+                s = sa + f64(0.5) * h
+            elif stage == 3:
+                s = sb
+            # Total distal force N(s) and body-frame section loads.
+            N = Ne + q * (sb - s)
+            R = _ldm(sc.ZT, 3, tid)
+            M = _ld3(sc.ZT, 12, tid)
+            nb = wp.transpose(R) @ N
+            mb = wp.transpose(R) @ M
+            # Section balance for (v, u):
+            #   K_se (v - e3) + sum tau t = R^T N,  K_bt (u - u*) + sum tau r x t = R^T M
+            if loaded == 0:
+                u = us + wp.cw_div(mb, kb)
+                if rod.cosserat != 0:
+                    v = e3 + wp.cw_div(nb, ks)
+            else:
+                for _it in range(_SECTION_MAX_ITER):
+                    gv = wp.cw_mul(ks, v - e3) - nb
+                    gu = wp.cw_mul(kb, u - us) - mb
+                    A = wp.diag(ks)
+                    Bm = I3 * zero
+                    C = wp.diag(kb)
+                    for i in range(n_t):
+                        ti = lam * it.tau[tid, i]
+                        if int(rod.tendon[i, 3]) >= seg and ti != zero:
+                            r = _row3(rod.tendon, i)
+                            w = v + wp.cross(u, r)
+                            nw = wp.length(w)
+                            t = w / nw
+                            gv = gv + ti * t
+                            gu = gu + ti * wp.cross(r, t)
+                            # dt/dw = P = tau/|w| (I - t t^T); dw/dv = I, dw/du = -[r]x.
+                            P = (ti / nw) * (I3 - wp.outer(t, t))
+                            Sk = wp.skew(r)
+                            Q = P @ Sk
+                            A = A + P
+                            Bm = Bm - Q
+                            C = C - Sk @ Q
+                    dmax = zero
+                    xmax = one
+                    if rod.cosserat != 0:
+                        # Block elimination of the symmetric positive definite 6x6 Jacobian.
+                        Ai = wp.inverse(A)
+                        Si = wp.inverse(C - wp.transpose(Bm) @ Ai @ Bm)
+                        du = Si @ (-gu + wp.transpose(Bm) @ (Ai @ gv))
+                        dv = Ai @ (-gv - Bm @ du)
+                        v = v + dv
+                        u = u + du
+                        dmax = wp.max(_amax3(dv), _amax3(du))
+                        xmax = wp.max(xmax, wp.max(_amax3(v), _amax3(u)))
+                    else:
+                        Ci = wp.inverse(C)
+                        du = -(Ci @ gu)
+                        u = u + du
+                        dmax = _amax3(du)
+                        xmax = wp.max(xmax, _amax3(u))
+                    if dmax <= f64(_SECTION_XTOL) * xmax:
+                        break
+            # p' = R v ; R' = R [u]x ; M' = -p' x N ; l_i' = |v + u x r_i|
+            pd = R @ v
+            _put3(sc, 0, tid, pd, stage, h)
+            _putm(sc, 3, tid, R @ wp.skew(u), stage, h)
+            _put3(sc, 12, tid, -wp.cross(pd, N), stage, h)
+            for i in range(n_t):
+                dl = zero
+                if int(rod.tendon[i, 3]) >= seg:
+                    r = _row3(rod.tendon, i)
+                    w = v + wp.cross(u, r)
+                    dl = wp.length(w)
+                    t = w / dl
+                    for a in range(3):
+                        sc.T[3 * i + a, tid] = t[a]
+                _put(sc, 15 + i, tid, dl, stage, h)
+            # Sensitivities: linearize every line above, one direction at a time.
+            for d in range(n_dir):
+                o = ny * (1 + d)
+                E = _ldm(sc.ZT, o + 3, tid)
+                dM = _ld3(sc.ZT, o + 12, tid)
+                # d(R^T N) = dR^T N ; d(R^T M) = dR^T M + R^T dM
+                bv = wp.transpose(E) @ N
+                bu = wp.transpose(E) @ M + wp.transpose(R) @ dM
+                if d >= 3:
+                    j = d - 3
+                    if int(rod.tendon[j, 3]) >= seg:
+                        # Minus dg/dtau_j: tendon j's force and moment on the section.
+                        t = _ld3(sc.T, 3 * j, tid)
+                        bv = bv - t
+                        bu = bu - wp.cross(_row3(rod.tendon, j), t)
+                # J dx = b with the section Jacobian at the converged strains.
+                dv = wp.vec3d(zero, zero, zero)
+                du = dv
+                if loaded == 0:
+                    du = wp.cw_div(bu, kb)
+                    if rod.cosserat != 0:
+                        dv = wp.cw_div(bv, ks)
+                elif rod.cosserat != 0:
+                    du = Si @ (bu - wp.transpose(Bm) @ (Ai @ bv))
+                    dv = Ai @ (bv - Bm @ du)
+                else:
+                    du = Ci @ bu
+                dp = E @ v + R @ dv
+                _put3(sc, o, tid, dp, stage, h)
+                _putm(sc, o + 3, tid, E @ wp.skew(u) + R @ wp.skew(du), stage, h)
+                _put3(sc, o + 12, tid, -wp.cross(dp, N), stage, h)
+                for i in range(n_t):
+                    dl = zero
+                    if int(rod.tendon[i, 3]) >= seg:
+                        r = _row3(rod.tendon, i)
+                        dl = wp.dot(_ld3(sc.T, 3 * i, tid), dv + wp.cross(du, r))
+                    _put(sc, o + 15 + i, tid, dl, stage, h)
+        for a in range(nz):
+            sc.Z[a, tid] = sc.Z[a, tid] + h / f64(6.0) * sc.KA[a, tid]
+    ok = int(1)
+    for a in range(nz):
+        if not wp.isfinite(sc.Z[a, tid]):
+            ok = 0
+    if store != 0:
+        for a in range(3):
+            pos[tid, rod.n_steps, a] = sc.Z[a, tid]
+    return ok
+
+
+@wp.func
+def _shoot(
+    rod: _Rod,
+    it: _Items,
+    sc: _Scratch,
+    tid: int,
+    lam: wp.float64,
+    x: wp.vec3d,
+    pos: wp.array3d(dtype=wp.float64),
+):
+    """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x."""
+    ok = _integrate(rod, it, sc, tid, lam, x, 3, 0, pos)
+    ny = 15 + rod.n_t
+    r = (_ld3(sc.Z, 12, tid) - lam * it.moment[tid]) / rod.m_scale
+    c0 = _ld3(sc.Z, ny + 12, tid)
+    c1 = _ld3(sc.Z, 2 * ny + 12, tid)
+    c2 = _ld3(sc.Z, 3 * ny + 12, tid)
+    J = wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2]) / rod.m_scale
+    return ok, r, J
+
+
+@wp.func
+def _newton(
+    rod: _Rod,
+    it: _Items,
+    sc: _Scratch,
+    tid: int,
+    lam: wp.float64,
+    x_in: wp.vec3d,
+    tol: wp.float64,
+    max_iter: int,
+    pos: wp.array3d(dtype=wp.float64),
+):
+    """Damped Newton on the base moment (`_static_kernels._newton`): full steps halved down to
+    1/64 until the residual norm drops. Returns (status, x, final residual norm, iterations).
+    One call site of the integrator (the first pass evaluates x_in): Warp inlines every call,
+    so each extra site costs compile time and registers."""
+    x = x_in
+    x_try = x_in
+    step = x_in
+    r = x_in
+    J = wp.identity(n=3, dtype=wp.float64)
+    norm = f64(0.0)
+    alpha = f64(1.0)
+    nit = int(0)
+    first = int(1)
+    status = int(-1)
+    while status < 0:
+        ok, r_t, J_t = _shoot(rod, it, sc, tid, lam, x_try, pos)
+        norm_t = _amax3(r_t)
+        accepted = int(0)
+        if first != 0:
+            first = 0
+            if ok == 0:
+                status = 3
+            accepted = 1
+        elif ok != 0 and norm_t < norm:
+            accepted = 1
+            nit += 1
+        if status < 0:
+            if accepted != 0:
+                x = x_try
+                r = r_t
+                J = J_t
+                norm = norm_t
+                if norm <= tol:
+                    status = 0
+                elif nit >= max_iter:
+                    status = 1
+                else:
+                    step = -(wp.inverse(J) @ r)
+                    if not (wp.isfinite(step[0]) and wp.isfinite(step[1]) and wp.isfinite(step[2])):
+                        status = 3
+                    alpha = f64(1.0)
+            else:
+                alpha = alpha * f64(0.5)
+                if alpha < f64(1.0 / 64.0):
+                    nit += 1
+                    status = 2
+            x_try = x + alpha * step
+    return status, x, norm, nit
+
+
+@wp.func
+def _drive(
+    rod: _Rod,
+    it: _Items,
+    sc: _Scratch,
+    tid: int,
+    x0: wp.vec3d,
+    direct: int,
+    angle: wp.float64,
+    tol: wp.float64,
+    max_iter: int,
+    pos: wp.array3d(dtype=wp.float64),
+):
+    """`_shooting`'s strategy for one item. Direct Newton from x0 at the full load (a warm
+    start or a load number up to `_DIRECT_LOAD_ANGLE`); a stall at round-off keeps that
+    answer, any other failure ramps the load. The ramp starts from the unloaded robot with
+    adaptive increments and a secant predictor (steps of `_DIRECT_LOAD_ANGLE` of load number
+    for a cold start under a large load: Newton could land on a looped branch).
+    Returns (status, x, load level reached, norm, Newton iterations)."""
+    zero = f64(0.0)
+    one = f64(1.0)
+    dlam = f64(0.25)
+    dlam_max = f64(0.5)
+    if direct == 0:
+        dlam = f64(_DIRECT_LOAD_ANGLE) / angle
+        dlam_max = dlam
+    lam = zero
+    x_lam = wp.vec3d(zero, zero, zero)
+    x_prev = x_lam
+    has_prev = int(0)
+    lam_prev = zero
+    solves = int(0)
+    st = int(0)
+    norm = zero
+    nit = int(0)
+    phase_direct = direct
+    done = int(0)
+    while done == 0:
+        trial = one
+        x = x0
+        iters = max_iter
+        if phase_direct == 0:
+            trial = wp.min(one, lam + dlam)
+            x = x_lam
+            iters = _STEP_ITER
+            if has_prev != 0 and lam > lam_prev:
+                x = x + (x_lam - x_prev) * ((trial - lam) / (lam - lam_prev))
+        st, x_new, norm, nit_new = _newton(rod, it, sc, tid, trial, x, tol, iters, pos)
+        nit += nit_new
+        if phase_direct != 0:
+            phase_direct = 0
+            if st == 0 or (st == 2 and norm <= f64(_ROUND_OFF_RESIDUAL)):
+                x_lam = x_new
+                lam = one
+                done = 1
+        else:
+            solves += 1
+            if st == 0:
+                x_prev = x_lam
+                lam_prev = lam
+                has_prev = 1
+                x_lam = x_new
+                lam = trial
+                dlam = wp.min(f64(2.0) * dlam, dlam_max)
+                if lam >= one:
+                    done = 1
+            else:
+                dlam = dlam * f64(0.5)
+                if dlam < f64(_MIN_LOAD_STEP):
+                    done = 1
+            if solves >= _MAX_CONTINUATION_SOLVES:
+                done = 1
+            if done != 0 and lam < one and st == 0:
+                st = 1
+    return st, x_lam, lam, norm, nit
+
+
+@wp.func
+def _straight_moment(rod: _Rod, it: _Items, tid: int):
+    """Base moment of the loads on the straight robot, and the load number ~ P L^2 / EI
+    (`_inputs._load_number`): the larger of |that moment| and the largest component of the
+    distal force times L, over the moment scale."""
+    F = it.force[tid]
+    fd = wp.vec3d(it.dist[tid, 0], it.dist[tid, 1], it.dist[tid, 2])
+    g = wp.vec3d(it.grav[tid, 0], it.grav[tid, 1], it.grav[tid, 2])
+    axis = wp.vec3d(rod.base_R[0, 2], rod.base_R[1, 2], rod.base_R[2, 2])
+    M = it.moment[tid]
+    fmax = f64(0.0)
+    for k in range(rod.n_steps):
+        seg = rod.step_seg[k]
+        h = rod.node_s[k + 1] - rod.node_s[k]
+        Ne = F + fd * rod.dist_len[k] + g * rod.mass_distal[k]
+        q = fd + g * rod.seg_par[seg, 9]
+        M = M + wp.cross(h * axis, Ne + f64(0.5) * h * q)
+        fmax = wp.max(fmax, _amax3(Ne))
+    angle = wp.max(wp.length(M), fmax * rod.length) / rod.m_scale
+    return M, angle
+
+
+@wp.kernel
+def _solve_kernel(
+    rod: _Rod,
+    it: _Items,
+    sc: _Scratch,
+    guess: wp.array(dtype=wp.vec3d),
+    use_guess: int,
+    tol: wp.float64,
+    max_iter: int,
+    x_out: wp.array(dtype=wp.vec3d),
+    lam_out: wp.array(dtype=wp.float64),
+    res_out: wp.array(dtype=wp.float64),
+    nit_out: wp.array(dtype=wp.int32),
+    status_out: wp.array(dtype=wp.int32),
+    pos: wp.array3d(dtype=wp.float64),
+):
+    tid = wp.tid()
+    nan = f64(wp.nan)
+    M_straight, angle = _straight_moment(rod, it, tid)
+    if angle > f64(_MULTI_SHOOT_ANGLE):
+        # solve_static would use multiple shooting here: flag, never guess.
+        x_out[tid] = wp.vec3d(nan, nan, nan)
+        lam_out[tid] = f64(0.0)
+        res_out[tid] = nan
+        nit_out[tid] = 0
+        status_out[tid] = _STATUS_HEAVY
+        return
+    x0 = M_straight
+    if use_guess != 0:
+        x0 = guess[tid]
+    direct = int(0)
+    if use_guess != 0 or angle <= f64(_DIRECT_LOAD_ANGLE):
+        direct = 1
+    st, x, lam, norm, nit = _drive(rod, it, sc, tid, x0, direct, angle, tol, max_iter, pos)
+    x_out[tid] = x
+    lam_out[tid] = lam
+    res_out[tid] = norm
+    nit_out[tid] = nit
+    status_out[tid] = st
+
+
+@wp.kernel
+def _final_kernel(
+    rod: _Rod,
+    it: _Items,
+    sc: _Scratch,
+    tol: wp.float64,
+    jacobian: int,
+    shapes: int,
+    x_in: wp.array(dtype=wp.vec3d),
+    lam_in: wp.array(dtype=wp.float64),
+    res_in: wp.array(dtype=wp.float64),
+    status: wp.array(dtype=wp.int32),
+    tip_p: wp.array(dtype=wp.vec3d),
+    tip_R: wp.array(dtype=wp.mat33d),
+    jac: wp.array3d(dtype=wp.float64),
+    pos: wp.array3d(dtype=wp.float64),
+):
+    """One more pass at each answer: tip frame, shape and tension sensitivities; success
+    (status 0) only at the full load, the residual within tol and every value finite."""
+    tid = wp.tid()
+    st = status[tid]
+    if st == _STATUS_HEAVY:
+        return
+    n_t = rod.n_t
+    n_dir = 3
+    if jacobian != 0:
+        n_dir = 3 + n_t
+    x = x_in[tid]
+    lam = lam_in[tid]
+    ok = _integrate(rod, it, sc, tid, lam, x, n_dir, shapes, pos)
+    ny = 15 + n_t
+    tip_p[tid] = _ld3(sc.Z, 0, tid)
+    tip_R[tid] = _ldm(sc.Z, 3, tid)
+    finite = ok != 0 and wp.isfinite(x[0]) and wp.isfinite(x[1]) and wp.isfinite(x[2])
+    if jacobian != 0:
+        # Implicit function theorem: dM0/dtau = -(dM/dM0)^-1 dM/dtau.
+        P0 = _ld3(sc.Z, ny, tid)
+        P1 = _ld3(sc.Z, 2 * ny, tid)
+        P2 = _ld3(sc.Z, 3 * ny, tid)
+        c0 = _ld3(sc.Z, ny + 12, tid)
+        c1 = _ld3(sc.Z, 2 * ny + 12, tid)
+        c2 = _ld3(sc.Z, 3 * ny + 12, tid)
+        dpdM = wp.mat33d(P0[0], P1[0], P2[0], P0[1], P1[1], P2[1], P0[2], P1[2], P2[2])
+        dMdMi = wp.inverse(wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2]))
+        for j in range(n_t):
+            o = ny * (4 + j)
+            col = dpdM @ (-(dMdMi @ _ld3(sc.Z, o + 12, tid))) + _ld3(sc.Z, o, tid)
+            for a in range(3):
+                jac[tid, a, j] = col[a]
+                if not wp.isfinite(col[a]):
+                    finite = False
+    if st == 0 and not (lam >= f64(1.0) and res_in[tid] <= tol):
+        st = 1
+    if st == 0 and not finite:
+        st = 3
+    status[tid] = st
+
+
+def _rod_struct(model: RodModel, device: str) -> _Rod:
+    """The model's arrays on the device, with the per-step load coefficients."""
+    node_s = model.node_s
+    h = np.diff(node_s)
+    n_steps = h.shape[0]
+    rho_a = model.seg_par[model.step_seg, 9]
+    # Distal length and mass beyond each step's end (point masses at nodes, tip included).
+    dist_len = np.zeros(n_steps)
+    mass = np.zeros(n_steps)
+    acc_l, acc_m = 0.0, float(model.node_point_mass[n_steps])
+    for k in range(n_steps - 1, -1, -1):
+        dist_len[k], mass[k] = acc_l, acc_m
+        acc_l += h[k]
+        acc_m += rho_a[k] * h[k] + model.node_point_mass[k]
+    n_tp = max(model.n_tendons, 1)
+    tendon = np.zeros((n_tp, 4))
+    tendon[:, 3] = -1.0  # padding tendon (robots without tendons): anchored nowhere
+    tendon[: model.n_tendons] = model.tendon_pack
+    rod = _Rod()
+    rod.node_s = wp.array(node_s, dtype=wp.float64, device=device)
+    rod.step_seg = wp.array(model.step_seg.astype(np.int32), dtype=wp.int32, device=device)
+    rod.seg_par = wp.array(model.seg_par, dtype=wp.float64, device=device)
+    rod.tendon = wp.array(tendon, dtype=wp.float64, device=device)
+    rod.dist_len = wp.array(dist_len, dtype=wp.float64, device=device)
+    rod.mass_distal = wp.array(mass, dtype=wp.float64, device=device)
+    rod.base_p = wp.vec3d(*model.base_position)
+    rod.base_R = wp.mat33d(*model.base_rotation.reshape(-1))
+    rod.n_t = model.n_tendons
+    rod.n_steps = n_steps
+    rod.cosserat = int(model.cosserat)
+    rod.m_scale = wp.float64(model.moment_scale)
+    rod.length = wp.float64(model.total_length)
+    return rod
+
+
+def _device(device: str) -> str:
+    """Warp's name of the device ("cpu", "cuda:0", ...; "warp-cpu" also means Warp's CPU)."""
+    return "cpu" if device in ("cpu", "warp-cpu", "warp:cpu") else device
+
+
+def solve_batch_warp(
+    model: RodModel,
+    loads: BatchLoads,
+    *,
+    device: str,
+    guess: np.ndarray | None,
+    jacobian: bool,
+    shapes: bool,
+    rtol: float,
+    max_iter: int,
+) -> BatchArrays:
+    """B static solves of one robot on a Warp device (see the module docstring).
+
+    model : the compiled robot. loads : checked (B, .) inputs; tension control only.
+    device : a Warp device ("cuda:0", "cpu"; "warp-cpu" is Warp's CPU device too).
+    guess : (B, 3) base moments [N m] to start Newton from (a previous batch's `unknowns`),
+        or None for cold starts. jacobian : also return d tip / d tension (B, 3, n_t) [m/N],
+        exact (forward sensitivities + implicit function theorem). shapes : also return node
+        positions (B, n_nodes, 3) [m]. rtol, max_iter : as `solve_static`.
+    Items with a load number above `_MULTI_SHOOT_ANGLE` return success=False and NaN.
+    """
+    if loads.control != "tension":
+        raise ValueError(
+            "the Warp back end supports tension control only; length control "
+            "(lengths=...) runs on the CPU back end (device='cpu')"
+        )
+    dev = _device(device)
+    B = loads.size
+    n_t = model.n_tendons
+    n_tp = max(n_t, 1)
+    if guess is not None:
+        guess = np.ascontiguousarray(np.asarray(guess, dtype=float).reshape(B, -1)[:, :3])
+    wp.init()
+    rod = _rod_struct(model, dev)
+    ny = 15 + n_t
+    nz = ny * (1 + (3 + n_t if jacobian else 3))
+    chunk = max(1, min(B, _SCRATCH_BYTES // (8 * (3 * nz + 3 * n_tp))))
+    out = {
+        "x": np.full((B, 3), np.nan),
+        "p": np.full((B, 3), np.nan),
+        "R": np.full((B, 3, 3), np.nan),
+        "res": np.full(B, np.nan),
+        "nit": np.zeros(B, dtype=np.int32),
+        "st": np.zeros(B, dtype=np.int32),
+    }
+    jac = np.full((B, 3, n_t), np.nan) if jacobian else None
+    pos = np.full((B, model.n_nodes, 3), np.nan) if shapes else None
+    tau = np.zeros((B, n_tp))
+    tau[:, :n_t] = loads.actuation
+    sc = _Scratch()
+    for b0 in range(0, B, chunk):
+        b1 = min(B, b0 + chunk)
+        m = b1 - b0
+        if b0 == 0 or m != chunk:
+            sc.Z = wp.empty((nz, m), dtype=wp.float64, device=dev)
+            sc.ZT = wp.empty((nz, m), dtype=wp.float64, device=dev)
+            sc.KA = wp.empty((nz, m), dtype=wp.float64, device=dev)
+            sc.T = wp.zeros((3 * n_tp, m), dtype=wp.float64, device=dev)
+        res = _launch(rod, loads, tau, guess, sc, b0, b1, dev, rtol, max_iter, jacobian, shapes)
+        for key in ("x", "p", "R", "res", "nit", "st"):
+            out[key][b0:b1] = res[key]
+        if jac is not None:
+            jac[b0:b1] = res["jac"][:, :, :n_t]
+        if pos is not None:
+            pos[b0:b1] = res["pos"]
+    success = out["st"] == 0
+    return BatchArrays(
+        tip_position=out["p"],
+        tip_rotation=out["R"],
+        success=success,
+        residual=out["res"],
+        iterations=out["nit"].astype(np.int64),
+        unknowns=out["x"],
+        tensions=np.array(loads.actuation, dtype=float, copy=True),
+        jacobian=jac,
+        positions=pos,
+    )
+
+
+def _launch(
+    rod: _Rod,
+    loads: BatchLoads,
+    tau: np.ndarray,
+    guess: np.ndarray | None,
+    sc: _Scratch,
+    b0: int,
+    b1: int,
+    dev: str,
+    rtol: float,
+    max_iter: int,
+    jacobian: bool,
+    shapes: bool,
+) -> dict[str, np.ndarray]:
+    """One launch over items b0..b1; returns its outputs as host arrays."""
+    m = b1 - b0
+    n_tp = tau.shape[1]
+
+    def vec(a: np.ndarray) -> wp.array:
+        return wp.array(np.ascontiguousarray(a[b0:b1]), dtype=wp.vec3d, device=dev)
+
+    def mat(a: np.ndarray) -> wp.array:
+        return wp.array(np.ascontiguousarray(a[b0:b1]), dtype=wp.float64, device=dev)
+
+    it = _Items()
+    it.tau = mat(tau)
+    it.force = vec(loads.tip_force)
+    it.moment = vec(loads.tip_moment)
+    it.dist = wp.array(
+        np.ascontiguousarray(loads.distributed_force[b0:b1]), dtype=wp.float64, device=dev
+    )
+    it.grav = wp.array(np.ascontiguousarray(loads.gravity[b0:b1]), dtype=wp.float64, device=dev)
+    g = vec(guess) if guess is not None else wp.zeros(1, dtype=wp.vec3d, device=dev)
+    x = wp.empty(m, dtype=wp.vec3d, device=dev)
+    lam = wp.empty(m, dtype=wp.float64, device=dev)
+    p = wp.full(m, wp.vec3d(np.nan, np.nan, np.nan), dtype=wp.vec3d, device=dev)
+    R = wp.full(m, wp.mat33d(*([np.nan] * 9)), dtype=wp.mat33d, device=dev)
+    res = wp.empty(m, dtype=wp.float64, device=dev)
+    nit = wp.empty(m, dtype=wp.int32, device=dev)
+    st = wp.empty(m, dtype=wp.int32, device=dev)
+    jac = wp.zeros((m, 3, n_tp) if jacobian else (1, 1, 1), dtype=wp.float64, device=dev)
+    n_nodes = rod.n_steps + 1
+    pos = wp.zeros((m, n_nodes, 3) if shapes else (1, 1, 1), dtype=wp.float64, device=dev)
+    tol = wp.float64(rtol)
+    use_guess = int(guess is not None)
+    # Solve, then one pass at each answer for the outputs (two kernels: smaller code each).
+    wp.launch(
+        _solve_kernel,
+        dim=m,
+        inputs=[rod, it, sc, g, use_guess, tol, int(max_iter), x, lam, res, nit, st, pos],
+        device=dev,
+    )
+    wp.launch(
+        _final_kernel,
+        dim=m,
+        inputs=[rod, it, sc, tol, int(jacobian), int(shapes), x, lam, res, st, p, R, jac, pos],
+        device=dev,
+    )
+    out = {
+        "x": x.numpy(),
+        "p": p.numpy(),
+        "R": R.numpy(),
+        "res": res.numpy(),
+        "nit": nit.numpy(),
+        "st": st.numpy(),
+    }
+    if jacobian:
+        out["jac"] = jac.numpy()
+    if shapes:
+        out["pos"] = pos.numpy()
+    return out
+
+
+def bench_batch_warp(
+    robot: RodModel | None = None,
+    batch_sizes: tuple[int, ...] = (1000, 10000, 100000, 1000000),
+    device: str = "cuda:0",
+    jacobian: bool = False,
+) -> dict[str, float]:
+    """Solves per second of `solve_batch_warp` at each batch size (after a warm-up call of the
+    same size, `wp.synchronize` around the timed call; host transfers included).
+
+    robot : default the SoftManiSim robot. Inputs are random but seeded: tensions uniform in
+    0-3 N on every tendon, a tip force of uniform magnitude 0-1 N in a uniform 3-D direction.
+    Keys: `b{B}.solves_per_s`, `b{B}.converged_fraction`, `b{B}.seconds`, and
+    `first_call_s` (the first call: Warp's compile or kernel-cache load included).
+    """
+    if robot is None:
+        from softrod.description import find_robot
+        from softrod.rods._model import compile_model
+
+        robot = compile_model(find_robot("softmanisim"))
+    out: dict[str, float] = {}
+    t0 = time.perf_counter()
+    solve_batch_warp(
+        robot,
+        random_loads(robot, 1, 0),
+        device=device,
+        guess=None,
+        jacobian=jacobian,
+        shapes=False,
+        rtol=1e-10,
+        max_iter=30,
+    )
+    out["first_call_s"] = time.perf_counter() - t0
+    dev = _device(device)
+    for B in batch_sizes:
+        loads = random_loads(robot, int(B), 1)
+        kw = dict(device=device, guess=None, jacobian=jacobian, shapes=False)
+        solve_batch_warp(robot, loads, rtol=1e-10, max_iter=30, **kw)
+        wp.synchronize_device(dev)
+        t0 = time.perf_counter()
+        res = solve_batch_warp(robot, loads, rtol=1e-10, max_iter=30, **kw)
+        wp.synchronize_device(dev)
+        dt = time.perf_counter() - t0
+        out[f"b{B}.seconds"] = dt
+        out[f"b{B}.solves_per_s"] = B / dt
+        out[f"b{B}.converged_fraction"] = float(np.mean(res.success))
+    return out
+
+
+def random_loads(model: RodModel, B: int, seed: int) -> BatchLoads:
+    """The benchmark's seeded inputs: tensions uniform 0-3 N, tip force 0-1 N in a uniform
+    3-D direction, nothing else."""
+    rng = np.random.default_rng(seed)
+    tau = rng.uniform(0.0, 3.0, size=(B, model.n_tendons))
+    d = rng.normal(size=(B, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    force = rng.uniform(0.0, 1.0, size=(B, 1)) * d
+    z = np.zeros((B, 3))
+    return BatchLoads("tension", tau, force, z, z.copy(), z.copy())

@@ -1,0 +1,154 @@
+"""The Warp back end of batched statics (`rods._batch_warp`) on Warp's CPU device against a
+loop of `solve_static` (CI has no Warp: the module is skipped there).
+
+Warp compiles the module's kernels once per machine (~70 s on a loaded 2-core CPU, then cached
+under ~/.cache/warp); the solves themselves take a few seconds here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("warp")
+
+from tests.reference.robots import soft_rod_dict, tdcr3_dict  # noqa: E402
+
+from softrod.description import find_robot  # noqa: E402
+from softrod.rods import RodModel, compile_model, solve_static, tip_jacobian  # noqa: E402
+from softrod.rods._batch_types import BatchArrays, BatchLoads  # noqa: E402
+from softrod.rods._batch_warp import random_loads, solve_batch_warp  # noqa: E402
+
+#: Tip agreement with `solve_static` [m] (issue 16): both stop at the same scaled residual
+#: (1e-10) with the same integrator, so they differ by round-off only (~1e-15 m measured).
+TIP_TOL = 1e-9
+#: Relative agreement of the tip Jacobians: both are exact sensitivities of the same discrete
+#: solution at base moments that agree to the Newton tolerance (~1e-12 relative measured).
+JAC_RTOL = 1e-7
+#: Items per robot: enough to mix direct Newton and load ramps, small for the CPU device.
+N_ITEMS = 5
+RTOL = 1e-10
+MAX_ITER = 30
+
+
+def _robots() -> dict[str, RodModel]:
+    return {
+        "softmanisim": compile_model(find_robot("softmanisim")),
+        "tdcr3_kirchhoff": compile_model(tdcr3_dict("kirchhoff")),
+        "tdcr3_cosserat": compile_model(tdcr3_dict("cosserat")),
+        "soft_rod_cosserat": compile_model(soft_rod_dict("cosserat")),
+    }
+
+
+def _mixed_loads(model: RodModel, B: int, seed: int) -> BatchLoads:
+    """Random 3-D loads sized by the robot: load numbers ~0-6 (direct Newton and ramps) and
+    tensions up to ~1.5 rad of bending on a random subset of tendons."""
+    rng = np.random.default_rng(seed)
+    L, m = model.total_length, model.moment_scale
+
+    def vec(scale: float) -> np.ndarray:
+        d = rng.normal(size=(B, 3))
+        return scale * rng.uniform(0.0, 1.0, size=(B, 1)) * d / np.linalg.norm(d, axis=1)[:, None]
+
+    tau = model.tension_scale * rng.uniform(0, 1.5, size=(B, model.n_tendons))
+    tau *= rng.random((B, model.n_tendons)) < 0.5
+    weight = 9.81 * model.total_mass
+    return BatchLoads(
+        "tension",
+        tau,
+        vec(4.0 * m / L),
+        vec(1.0 * m),
+        vec(2.0 * m / L**2),
+        vec(9.81 * min(1.0, 1.0 * m / L / max(weight, 1e-300))),
+    )
+
+
+def _reference(model: RodModel, loads: BatchLoads, i: int):
+    return solve_static(
+        model,
+        loads.actuation[i],
+        tip_force=loads.tip_force[i],
+        tip_moment=loads.tip_moment[i],
+        distributed_force=loads.distributed_force[i],
+        gravity=loads.gravity[i],
+        rtol=RTOL,
+        max_iter=MAX_ITER,
+    )
+
+
+def _solve(model: RodModel, loads: BatchLoads, **kw) -> BatchArrays:
+    opts = dict(device="cpu", guess=None, jacobian=False, shapes=False, rtol=RTOL)
+    opts.update(kw)
+    return solve_batch_warp(model, loads, max_iter=MAX_ITER, **opts)
+
+
+@pytest.fixture(scope="module")
+def solved() -> dict[str, tuple[RodModel, BatchLoads, BatchArrays]]:
+    out = {}
+    for k, (name, model) in enumerate(_robots().items()):
+        loads = _mixed_loads(model, N_ITEMS, k)
+        out[name] = (model, loads, _solve(model, loads, jacobian=True, shapes=True))
+    return out
+
+
+def test_agrees_with_solve_static_loop(solved) -> None:
+    for name, (model, loads, res) in solved.items():
+        for i in range(loads.size):
+            ref = _reference(model, loads, i)
+            assert ref.success, (name, i, ref.message)
+            assert res.success[i], (name, i, res.residual[i])
+            assert res.residual[i] <= RTOL
+            # The same strategy (direct Newton or ramp, same steps): the same Newton count.
+            assert res.iterations[i] == ref.nit, (name, i)
+            np.testing.assert_allclose(res.tip_position[i], ref.tip_position, rtol=0, atol=TIP_TOL)
+            np.testing.assert_allclose(res.positions[i], ref.positions, rtol=0, atol=TIP_TOL)
+            np.testing.assert_allclose(res.tip_rotation[i], ref.tip_rotation, atol=TIP_TOL)
+            np.testing.assert_allclose(res.unknowns[i], ref.base_moment, rtol=1e-6, atol=1e-12)
+            np.testing.assert_array_equal(res.tensions[i], loads.actuation[i])
+
+
+def test_jacobian_matches_tip_jacobian(solved) -> None:
+    for name, (model, loads, res) in solved.items():
+        assert res.jacobian is not None and res.jacobian.shape == (loads.size, 3, model.n_tendons)
+        for i in range(loads.size):
+            J = tip_jacobian(model, _reference(model, loads, i))
+            scale = np.abs(J).max()
+            np.testing.assert_allclose(
+                res.jacobian[i], J, rtol=0, atol=JAC_RTOL * scale, err_msg=name
+            )
+
+
+def test_heavy_item_flagged_and_others_unaffected() -> None:
+    model = compile_model(find_robot("softmanisim"))
+    loads = random_loads(model, 3, 7)
+    # Load number F L^2 / EI = 40 > _MULTI_SHOOT_ANGLE: solve_static would use multiple shooting.
+    heavy = 40.0 * model.moment_scale / model.total_length
+    force = loads.tip_force.copy()
+    force[1] = [heavy, 0.0, 0.0]
+    loads = BatchLoads("tension", loads.actuation, force, *(np.zeros((3, 3)),) * 3)
+    res = _solve(model, loads)
+    assert res.success.tolist() == [True, False, True]
+    assert np.all(np.isnan(res.tip_position[1]))
+    for i in (0, 2):
+        ref = _reference(model, loads, i)
+        np.testing.assert_allclose(res.tip_position[i], ref.tip_position, rtol=0, atol=TIP_TOL)
+
+
+def test_warm_start_and_device_names() -> None:
+    model = compile_model(find_robot("softmanisim"))
+    loads = random_loads(model, 4, 3)
+    cold = _solve(model, loads, device="warp-cpu")
+    assert cold.success.all()
+    warm = _solve(model, loads, guess=cold.unknowns)
+    assert warm.success.all()
+    # From its own answer Newton has nothing left to do.
+    assert warm.iterations.max() <= 1
+    np.testing.assert_allclose(warm.tip_position, cold.tip_position, rtol=0, atol=TIP_TOL)
+
+
+def test_length_control_is_refused() -> None:
+    model = compile_model(tdcr3_dict())
+    z = np.zeros((1, 3))
+    loads = BatchLoads("length", model.tendon_rest_length[None, :], z, z, z, z)
+    with pytest.raises(ValueError, match="length control"):
+        _solve(model, loads)
