@@ -110,9 +110,9 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         self.device = wp.get_device(device)
         self.torch_device = wp.device_to_torch(self.device)
         self.env_id = _full_id(env_id)
-        host = gym.make(self.env_id, disable_env_checker=True, **env_kwargs).unwrapped
+        host: Any = gym.make(self.env_id, disable_env_checker=True, **env_kwargs).unwrapped
         host.reset(seed=0)
-        self.host: Any = host
+        self.host = host
         self.num_envs = int(num_envs)
         self.single_observation_space = host.observation_space
         self.single_action_space = host.action_space
@@ -648,7 +648,7 @@ def compare_with_cpu(
     params = batch.task_params
     envs, reset_err = [], 0.0
     for i in range(n_worlds):
-        env = gym.make(batch.env_id, disable_env_checker=True, **env_kwargs).unwrapped
+        env: Any = gym.make(batch.env_id, disable_env_checker=True, **env_kwargs).unwrapped
         env.reset(seed=0)
         batch._task.to_cpu(env, params, i)
         mujoco.mj_forward(env.model, env.data)
@@ -656,7 +656,7 @@ def compare_with_cpu(
         reset_err = max(reset_err, float(np.abs(o - obs0[i]).max()))
         envs.append(env)
     a_seed = seed + 1 if action_seed is None else action_seed
-    n_act = int(np.prod(batch.single_action_space.shape))
+    n_act = int(np.prod(batch.single_action_space.shape or (0,)))
     if actions is None:
         actions = np.random.default_rng(a_seed).uniform(-1, 1, (steps, n_worlds, n_act))
     actions = np.asarray(actions, dtype=np.float32)
@@ -674,7 +674,7 @@ def compare_with_cpu(
             o, r, _, tr, inf = env.step(actions[k, i])
             obs_err = max(obs_err, float(np.abs(obs[i] - o).max()))
             dist_err = max(dist_err, abs(float(dist[i]) - inf["distance"]))
-            reward_err = max(reward_err, abs(float(reward[i]) - r))
+            reward_err = max(reward_err, abs(float(reward[i]) - float(r)))
             success_mis += int(bool(succ[i]) != bool(inf["success"]))
             contacts += int(inf.get("contacts", 0) > 0)
             trunc_mis += int(bool(trunc[i]) != bool(tr))
