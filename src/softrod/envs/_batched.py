@@ -179,7 +179,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             src = actions
         else:
             t = torch.as_tensor(actions, dtype=torch.float32, device=self.torch_device)
-            src = wp.from_torch(t.contiguous(), dtype=wp.float32)
+            src = wp.from_torch(t.detach().contiguous(), dtype=wp.float32)
         if tuple(src.shape) != tuple(self.action.shape):
             raise ValueError(f"action must have shape {self.action.shape}, got {src.shape}")
         wp.copy(self.action, src)
