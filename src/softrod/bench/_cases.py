@@ -129,6 +129,31 @@ def _warp_reach(
     return out
 
 
+def _batched_envs(
+    env_ids: Sequence[str] | None = None,
+    worlds: Sequence[int] = (1024, 4096),
+    steps: int = 300,
+    device: str | None = None,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, float]:
+    """Raises ImportError when MuJoCo Warp is missing (`softrod[warp]`); `progress` gets a
+    line per measurement (stderr in the CLI)."""
+    from softrod.bench._batched_envs import bench_batched_env
+    from softrod.envs import BATCHED_ENV_IDS
+
+    ids = [i.removeprefix("softrod/") for i in (env_ids or BATCHED_ENV_IDS)]
+    out = {}
+    for env in ids:
+        for n in worlds:
+            res = bench_batched_env(env, n, steps=steps, device=device, seed=seed)
+            for key, value in res.items():
+                out[f"batched_envs.{env}.worlds_{n}.{key}"] = value
+            if progress is not None:
+                progress(f"{env} {n} worlds: {res['steps_per_s']:.0f} world-steps/s")
+    return out
+
+
 #: Every benchmark, by subcommand name.
 CASES: dict[str, BenchCase] = {
     case.name: case
@@ -181,6 +206,12 @@ CASES: dict[str, BenchCase] = {
             "Reach-v0 batched on a GPU with MuJoCo Warp: world-steps per second (needs "
             "softrod[warp]).",
             _warp_reach,
+        ),
+        BenchCase(
+            "batched-envs",
+            "Every batched environment (softrod.envs.make_batched, MuJoCo Warp) on a device: "
+            "world-steps per second for each world count (needs softrod[warp]).",
+            _batched_envs,
         ),
     )
 }

@@ -219,6 +219,48 @@ def bench_warp_reach_cmd(
         raise CliError(str(exc)) from None
 
 
+def bench_batched_envs_cmd(
+    envs: str | None = typer.Option(
+        None, "--envs", help="Comma-separated environments [every batched one]."
+    ),
+    worlds: str = typer.Option("1024,4096", help="Comma-separated world counts."),
+    steps: int = typer.Option(300, help="Batched control steps per measurement."),
+    device: str | None = typer.Option(None, help="Warp device, e.g. cuda:0 [Warp's default]."),
+    seed: int = typer.Option(0, help="Seed of the tasks."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    from softrod.cli._learn_cmds import resolve_env_id
+
+    try:
+        counts = [int(w) for w in worlds.split(",")]
+    except ValueError:
+        raise CliError(f"--worlds must be comma-separated integers, got {worlds!r}") from None
+    if not counts or min(counts) < 1:
+        raise CliError(f"--worlds must be positive, got {worlds!r}")
+    if steps < 1:
+        raise CliError(f"--steps must be >= 1, got {steps}")
+    ids = None if envs is None else [resolve_env_id(e.strip()) for e in envs.split(",")]
+    try:
+        from softrod.envs import BATCHED_ENV_IDS, UNBATCHED_ENV_IDS
+
+        for env_id in ids or ():
+            if env_id not in BATCHED_ENV_IDS:
+                reason = UNBATCHED_ENV_IDS.get(env_id, "not batched")
+                raise CliError(f"{env_id} is not batched: {reason}")
+        run_case(
+            "batched-envs",
+            as_json=as_json,
+            env_ids=ids,
+            worlds=counts,
+            steps=steps,
+            device=device,
+            seed=seed,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except ImportError as exc:
+        raise CliError(str(exc)) from None
+
+
 #: The option parsing of each case's subcommand.
 _COMMANDS: dict[str, Any] = {
     "mujoco": bench_mujoco_cmd,
@@ -230,6 +272,7 @@ _COMMANDS: dict[str, Any] = {
     "planning": bench_planning_cmd,
     "envs": bench_envs_cmd,
     "warp-reach": bench_warp_reach_cmd,
+    "batched-envs": bench_batched_envs_cmd,
 }
 
 # Register every case as `softrod bench NAME`, in the registry's order, its help from the case

@@ -71,7 +71,9 @@ def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
 @app.command("train")
 def train_cmd(
     env: str = typer.Argument(..., help="Environment, e.g. Reach-v0 (softrod/ prefix optional)."),
-    algo: str = typer.Option("sac", help="Algorithm (sac)."),
+    algo: str = typer.Option(
+        "sac", help="Algorithm: sac (CPU envs, SB3) or ppo (batched envs on a device, skrl)."
+    ),
     steps: int = typer.Option(100_000, "--steps", "-n", help="Environment steps."),
     seed: int = typer.Option(0, help="Seed."),
     out: Path | None = typer.Option(
@@ -96,13 +98,38 @@ def train_cmd(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Delete an existing run directory of the same name first."
     ),
+    num_envs: int = typer.Option(
+        4096, "--num-envs", help="PPO: batched worlds on the device (MuJoCo Warp)."
+    ),
+    device: str = typer.Option("cuda:0", help="PPO: Warp/torch device (cuda:0, cpu)."),
+    timesteps: int | None = typer.Option(
+        None, help="PPO: batched control steps (each is --num-envs transitions)."
+    ),
+    max_minutes: float | None = typer.Option(
+        None, help="PPO: stop training after this many minutes (then save and evaluate)."
+    ),
 ) -> None:
-    """Train a policy with SAC (Stable-Baselines3); writes logs, checkpoints and a curve PNG."""
+    """Train a policy with SAC (Stable-Baselines3; logs, checkpoints, a curve PNG) or with PPO
+    on batched worlds on a device (skrl; policy.pt, then --eval-episodes, default 100)."""
     from softrod.learn import SACConfig, evaluate, load_sb3_policy, train_sac
 
-    if algo.lower() != "sac":
-        raise CliError(f"--algo must be sac, got {algo!r}")
+    if algo.lower() not in ("sac", "ppo"):
+        raise CliError(f"--algo must be sac or ppo, got {algo!r}")
     env_id = resolve_env_id(env)
+    if algo.lower() == "ppo":
+        _train_ppo(
+            env_id,
+            seed=seed,
+            out=out,
+            num_envs=num_envs,
+            device=device,
+            timesteps=timesteps,
+            max_minutes=max_minutes,
+            env_kwargs=_env_kwargs(env_kwargs),
+            eval_episodes=eval_episodes or 100,
+            overwrite=overwrite,
+        )
+        return
     if vec not in ("dummy", "subproc"):
         raise CliError(f"--vec must be dummy or subproc, got {vec!r}")
     if resume is not None and not resume.is_file():
@@ -148,12 +175,84 @@ def train_cmd(
         _print_summary(res.summary(), False)
 
 
+def _train_ppo(
+    env_id: str,
+    *,
+    seed: int,
+    out: Path | None,
+    num_envs: int,
+    device: str,
+    timesteps: int | None,
+    max_minutes: float | None,
+    env_kwargs: dict[str, Any],
+    eval_episodes: int,
+    overwrite: bool,
+) -> None:
+    """`softrod train ENV --algo ppo`: skrl PPO on `make_batched` worlds, then the CPU env's
+    seeded evaluation (`softrod.learn.evaluate`)."""
+    try:
+        from softrod.envs import BATCHED_ENV_IDS
+        from softrod.learn.device_ppo import PPOConfig, load_ppo_policy, train_ppo
+    except ImportError as exc:
+        raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
+    from softrod.learn import evaluate
+
+    if env_id not in BATCHED_ENV_IDS:
+        raise CliError(f"--algo ppo runs batched environments only: {', '.join(BATCHED_ENV_IDS)}")
+    if num_envs < 1:
+        raise CliError(f"--num-envs must be >= 1, got {num_envs}")
+    if timesteps is not None and timesteps < 1:
+        raise CliError(f"--timesteps must be >= 1, got {timesteps}")
+    if max_minutes is not None and not max_minutes > 0:
+        raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
+    config = PPOConfig(
+        env_id=env_id,
+        num_envs=num_envs,
+        device=device,
+        timesteps=timesteps,
+        max_minutes=max_minutes,
+        seed=seed,
+        env_kwargs=env_kwargs,
+    )
+    run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-ppo-{seed}"
+    _prepare_run_dir(run, overwrite=overwrite, resume=None)
+    try:
+        result = train_ppo(config, run, log=lambda line: print(line, file=sys.stderr, flush=True))
+    except ImportError as exc:
+        raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
+    print(f"run: {result.run_dir}")
+    print(f"policy: {result.policy_path}")
+    print(f"timesteps: {result.timesteps}")
+    print(f"transitions: {result.transitions}")
+    print(f"wall_time_s: {result.wall_time:.1f}")
+    print(f"transitions_per_second: {result.transitions_per_second:.1f}")
+    res = evaluate(
+        load_ppo_policy(result.policy_path), env_id, episodes=eval_episodes, env_kwargs=env_kwargs
+    )
+    res.to_json(result.run_dir / "eval.json")
+    _print_summary(res.summary(), False)
+
+
+def _ppo_policy(path: Path) -> Any:
+    """The policy of a `softrod train --algo ppo` run (directory or policy.pt), else None."""
+    if not (path.suffix == ".pt" or (path / "policy.pt").is_file()):
+        return None
+    try:
+        from softrod.learn.device_ppo import is_ppo_policy, load_ppo_policy
+    except ImportError:  # pragma: no cover - torch missing: not a PPO run we can load
+        return None
+    return load_ppo_policy(path) if is_ppo_policy(path) else None
+
+
 def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
     """(policy, env id recorded with it or None, env kwargs) from a run directory or file."""
     from softrod.learn import is_bc_policy, load_bc_policy, load_config, load_sb3_policy
 
     if not path.exists():
         raise CliError(f"no policy at {path}")
+    ppo = _ppo_policy(path)
+    if ppo is not None:
+        return ppo, ppo.env_id, ppo.env_kwargs
     if is_bc_policy(path):
         pol = load_bc_policy(path)
         return pol, pol.env_id, pol.env_kwargs
@@ -170,7 +269,9 @@ def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
 
 @app.command("eval")
 def eval_cmd(
-    policy: Path = typer.Argument(..., help="Run directory, SAC .zip or BC policy (.pt / dir)."),
+    policy: Path = typer.Argument(
+        ..., help="Run directory, SAC .zip, BC or PPO policy (.pt / dir)."
+    ),
     env: str | None = typer.Option(None, help="Environment (default: the one the run used)."),
     episodes: int = typer.Option(100, help="Seeded episodes."),
     seed: int = typer.Option(10_000, help="Reset seed of the first episode (then +1 each)."),

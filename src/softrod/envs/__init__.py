@@ -20,6 +20,8 @@ with `render_mode="rgb_array"` (set `MUJOCO_GL=egl` before importing mujoco when
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from softrod._gl import choose_gl_backend
 
 # Headless Linux: render offscreen with EGL unless the user chose a backend (MuJoCo reads this
@@ -28,7 +30,25 @@ choose_gl_backend()
 
 from gymnasium.envs.registration import register, registry  # noqa: E402
 
-__all__ = ["ENV_IDS"]
+if TYPE_CHECKING:
+    from softrod.envs._batched import (
+        BATCHED_ENV_IDS,
+        UNBATCHED_ENV_IDS,
+        BatchedEnv,
+        compare_with_cpu,
+        make_batched,
+    )
+    from softrod.envs.batched_reach import BatchedReach
+
+__all__ = [
+    "ENV_IDS",
+    "BATCHED_ENV_IDS",
+    "UNBATCHED_ENV_IDS",
+    "BatchedEnv",
+    "BatchedReach",
+    "compare_with_cpu",
+    "make_batched",
+]
 
 _ENTRIES = {
     "Reach-v0": "softrod.envs.reach_v0:ReachEnv",
@@ -49,3 +69,27 @@ ENV_IDS = tuple(f"softrod/{name}" for name in _ENTRIES)
 for _name, _entry in _ENTRIES.items():
     if f"softrod/{_name}" not in registry:
         register(id=f"softrod/{_name}", entry_point=_entry, disable_env_checker=True)
+
+
+#: Names of the batched layer (`softrod.envs._batched`, MuJoCo Warp, optional; `BatchedReach`
+#: from `softrod.envs.batched_reach`), imported on first use.
+_BATCHED_NAMES = (
+    "BATCHED_ENV_IDS",
+    "UNBATCHED_ENV_IDS",
+    "BatchedEnv",
+    "BatchedReach",
+    "compare_with_cpu",
+    "make_batched",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BatchedReach":
+        from softrod.envs.batched_reach import BatchedReach
+
+        return BatchedReach
+    if name in _BATCHED_NAMES:
+        from softrod.envs import _batched
+
+        return getattr(_batched, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

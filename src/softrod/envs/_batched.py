@@ -1,0 +1,695 @@
+"""`make_batched`: many worlds of one softrod environment stepped together with MuJoCo Warp.
+
+One host (CPU) environment gives the MuJoCo model and its bookkeeping; `mujoco_warp.put_model`
+copies the model to the device and every world keeps its own task state (target, commands,
+trajectory) in device arrays. One `step` is, for all worlds at once: action kernel -> the
+environment's physics substeps (`mujoco_warp.step`, with a per-substep kernel where the task
+applies loads) -> a forward pass -> observation / reward / success kernel. On CUDA the step is
+captured once as a CUDA graph and replayed.
+
+Contract (a `gymnasium.vector.VectorEnv`, tensors are torch tensors on the device, shared with
+the Warp arrays without copies): `reset(seed=)` -> (obs (n, n_obs) float32, info); `step(actions
+(n, n_act))` -> (obs, reward (n,) float32, terminated (n,) bool, truncated (n,) bool, info) with
+`info["success"]` (n,) bool and `info["distance"]` (n,) [m]. Every world has the same horizon
+(the host environment's `episode_steps`) and starts together, so the worlds truncate together;
+auto-reset is Gymnasium's SAME_STEP mode: the step that truncates returns the first observation
+of the next episodes, and the last one in `info["final_obs"]` (with `info["final_info"]`). These
+tasks never terminate (`terminated` is all False); the CPU envs' `unstable` termination (a MuJoCo
+bad-acceleration warning) has no counterpart in MuJoCo Warp.
+
+Batched (matching the CPU env step for step, `compare_with_cpu`): see `BATCHED_ENV_IDS`; the
+others and why are in `UNBATCHED_ENV_IDS`.
+
+Optional: needs the `warp` extra (`pip install softrod[warp]`) and torch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from softrod.envs.batched_reach import _import_warp
+
+__all__ = [
+    "BATCHED_ENV_IDS",
+    "UNBATCHED_ENV_IDS",
+    "BatchedEnv",
+    "compare_with_cpu",
+    "make_batched",
+]
+
+#: Environments `make_batched` runs (MuJoCo Warp, cross-checked against the CPU env).
+BATCHED_ENV_IDS = (
+    "softrod/Reach-v0",
+    "softrod/ReachObstacle-v0",
+    "softrod/TrackTrajectory-v1",
+    "softrod/PlanarReach-v0",
+    "softrod/MagneticNavigate-v0",
+)
+#: The other registered environments and why `make_batched` does not run them (yet).
+UNBATCHED_ENV_IDS = {
+    "softrod/SnakeLocomotion-v1": "free base on passive wheels: the forward-progress reward and "
+    "the wheels' anisotropic friction are not ported to kernels",
+    "softrod/InHandRotate-v1": "cube pose tracking, drop detection and force-controlled tendons "
+    "are not ported to kernels",
+    "softrod/PushCube-v0": "the quadruped's neck controller and the cube/target events are not "
+    "ported to kernels",
+    "softrod/WholeBodyGrasp-v0": "a staged task (wrap, lift, bin) with host-side event tracking "
+    "and the Panda's joint controller; not ported to kernels",
+    "softrod/FlipSwitch-v0": "a staged task (switch latch, retreat) with host-side event "
+    "tracking and the Panda's joint controller; not ported to kernels",
+}
+
+
+def _full_id(env_id: str) -> str:
+    return env_id if env_id.startswith("softrod/") else f"softrod/{env_id}"
+
+
+def make_batched(
+    env_id: str, num_envs: int, device: str | None = None, **env_kwargs: Any
+) -> BatchedEnv:
+    """`num_envs` worlds of `env_id` (`Reach-v0` or `softrod/Reach-v0`) on the Warp `device`
+    ("cuda:0", "cpu"; None: Warp's default); `env_kwargs` go to the host environment (its task
+    settings are every world's). Raises ValueError for an environment it cannot run (the
+    reason is in `UNBATCHED_ENV_IDS`)."""
+    full = _full_id(env_id)
+    if full in UNBATCHED_ENV_IDS:
+        raise ValueError(f"{full} is not batched: {UNBATCHED_ENV_IDS[full]}")
+    if full not in BATCHED_ENV_IDS:
+        raise ValueError(f"unknown environment {env_id!r}; batched: {', '.join(BATCHED_ENV_IDS)}")
+    return BatchedEnv(full, num_envs, device=device, **env_kwargs)
+
+
+class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
+    """`num_envs` worlds of one softrod environment on a Warp device (see the module).
+
+    Attributes: `host` (the CPU env the model and settings come from), `device` (Warp
+    device), `torch_device`, `episode_steps`, and the Warp arrays `obs`, `reward`, `distance`,
+    `success` (int32), `action` (all with a leading world axis; `warp.to_torch` shares them).
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012
+        "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP
+    }
+
+    def __init__(
+        self, env_id: str, num_envs: int, *, device: str | None = None, **env_kwargs: Any
+    ) -> None:
+        import softrod.envs  # noqa: F401  (registers the ids)
+
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        wp, mjw = _import_warp()
+        import torch
+
+        self._wp, self._mjw, self._torch = wp, mjw, torch
+        wp.init()
+        self.device = wp.get_device(device)
+        self.torch_device = wp.device_to_torch(self.device)
+        self.env_id = _full_id(env_id)
+        host: Any = gym.make(self.env_id, disable_env_checker=True, **env_kwargs).unwrapped
+        host.reset(seed=0)
+        self.host = host
+        self.num_envs = int(num_envs)
+        self.single_observation_space = host.observation_space
+        self.single_action_space = host.action_space
+        self.observation_space = gym.vector.utils.batch_space(host.observation_space, num_envs)
+        self.action_space = gym.vector.utils.batch_space(host.action_space, num_envs)
+        self._task = _task_for(self.env_id, host)
+        from softrod.envs import _batched_kernels
+
+        self._k = _batched_kernels
+        self._rng = np.random.default_rng()
+        self._rand_calls = 0
+        n, f32 = self.num_envs, wp.float32
+        n_obs = int(np.prod(host.observation_space.shape))
+        n_act = int(np.prod(host.action_space.shape))
+        m = host.model
+        with wp.ScopedDevice(self.device):
+            self.model = mjw.put_model(m)
+            self.data = mjw.put_data(m, host.data, nworld=n)
+            self.obs = wp.zeros((n, n_obs), dtype=f32)
+            self.action = wp.zeros((n, n_act), dtype=f32)
+            self.reward = wp.zeros(n, dtype=f32)
+            self.distance = wp.zeros(n, dtype=f32)
+            self.success = wp.zeros(n, dtype=wp.int32)
+            self.clock = wp.zeros(1, dtype=wp.int32)
+            self._task.allocate(self)
+        to_t = wp.to_torch
+        self._obs_t, self._action_t = to_t(self.obs), to_t(self.action)
+        self._reward_t, self._distance_t = to_t(self.reward), to_t(self.distance)
+        self._success_t = to_t(self.success)
+        self._false = torch.zeros(n, dtype=torch.bool, device=self.torch_device)
+        self._true = torch.ones(n, dtype=torch.bool, device=self.torch_device)
+        self._step_count = 0
+        self._graph: Any = None
+        self.task_params: dict[str, np.ndarray] = {}
+
+    @property
+    def episode_steps(self) -> int:
+        return int(self.host.episode_steps)
+
+    @property
+    def n_substeps(self) -> int:
+        return int(self.host.n_substeps)
+
+    # -- Gymnasium vector API -----------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every world; draws every world's task from a Generator seeded with `seed`
+        (an int; None keeps the current stream). Returns (obs, info) as torch tensors."""
+        if isinstance(seed, list | tuple):
+            seed = seed[0]
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        params = (options or {}).get("task_params")
+        self._reset_worlds(params)
+        return self._obs_t, self._info()
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """One control step of every world; `actions` (num_envs, n_act) in the action box (a
+        torch tensor, numpy array or Warp array). Returns torch tensors (see the module)."""
+        wp, torch = self._wp, self._torch
+        if isinstance(actions, wp.array):
+            src = actions
+        else:
+            t = torch.as_tensor(actions, dtype=torch.float32, device=self.torch_device)
+            src = wp.from_torch(t.detach().contiguous(), dtype=wp.float32)
+        if tuple(src.shape) != tuple(self.action.shape):
+            raise ValueError(f"action must have shape {self.action.shape}, got {src.shape}")
+        wp.copy(self.action, src)
+        self._advance()
+        self._step_count += 1
+        reward = self._reward_t.clone()
+        info = self._info()
+        if self._step_count < self.episode_steps:
+            return self._obs_t, reward, self._false, self._false, info
+        # SAME_STEP auto-reset: keep the last observation and info, start the next episodes.
+        info["final_obs"] = self._obs_t.clone()
+        info["final_info"] = {k: v.clone() for k, v in info.items() if k != "final_obs"}
+        self._reset_worlds(None)
+        info.update(self._info())
+        return self._obs_t, reward, self._false, self._true, info
+
+    def random_actions(self) -> None:
+        """Fill `self.action` with seeded uniform actions in [-1, 1] on the device."""
+        self._wp.launch(
+            self._k.random_actions,
+            dim=self.action.shape,
+            inputs=[self._rand_calls],
+            outputs=[self.action],
+            device=self.device,
+        )
+        self._rand_calls += 1
+
+    def step_random(self) -> None:
+        """A step with `random_actions`, no tensors returned (for throughput measurements);
+        resets every world at the horizon like `step`."""
+        self.random_actions()
+        self._advance()
+        self._step_count += 1
+        if self._step_count >= self.episode_steps:
+            self._reset_worlds(None)
+
+    def overflow(self) -> bool:
+        """True when a world ran out of contact or constraint capacity (results unreliable)."""
+        flags = getattr(self.data, "overflow", None)
+        return bool(flags is not None and np.any(flags.numpy() != 0))
+
+    def close(self, **kwargs: Any) -> None:
+        self.host.close()
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _info(self) -> dict[str, Any]:
+        return {"success": self._success_t.bool(), "distance": self._distance_t.clone()}
+
+    def _reset_worlds(self, params: dict[str, np.ndarray] | None) -> None:
+        wp, mjw = self._wp, self._mjw
+        if params is None:
+            params = self._task.sample(self._rng, self.num_envs)
+        self.task_params = params
+        with wp.ScopedDevice(self.device):
+            mjw.reset_data(self.model, self.data)
+            self.clock.zero_()
+            self._task.reset(self, params)
+            mjw.forward(self.model, self.data)
+            self._task.evaluate(self)
+        self._step_count = 0
+
+    def _advance(self) -> None:
+        wp = self._wp
+        with wp.ScopedDevice(self.device):
+            if self._graph is not None:
+                wp.capture_launch(self._graph)
+                return
+            # The first step runs (and compiles) every kernel; on CUDA the step is then
+            # captured once as a graph (recorded, not run), and later steps replay it.
+            self._step_body()
+            if self.device.is_cuda:
+                with wp.ScopedCapture() as cap:
+                    self._step_body()
+                self._graph = cap.graph
+
+    def _step_body(self) -> None:
+        wp, mjw = self._wp, self._mjw
+        self._task.apply_action(self)
+        for _ in range(self.n_substeps):
+            self._task.before_substep(self)
+            mjw.step(self.model, self.data)
+        # As the CPU envs: observe the state after the last integration, not before it.
+        mjw.forward(self.model, self.data)
+        wp.launch(self._k.tick, dim=1, outputs=[self.clock])
+        self._task.evaluate(self)
+
+
+def _mocap_defaults(m: Any, n: int) -> np.ndarray:
+    """(n, nmocap, 3) mocap positions as the model places them [m]."""
+    mocap = np.zeros((n, m.nmocap, 3), dtype=np.float32)
+    for b in np.flatnonzero(m.body_mocapid >= 0):
+        mocap[:, m.body_mocapid[b]] = m.body_pos[b]
+    return mocap
+
+
+class _ReachTask:
+    """Reach, ReachObstacle, PlanarReach, TrackTrajectory: curvature-rate control of a hanging
+    tendon robot, targets as mocap markers (`softrod.envs._reach_core`)."""
+
+    def __init__(self, env_id: str, host: Any) -> None:
+        from softrod.envs.reach_v0 import Z_BAND
+
+        self.env_id, self.host = env_id, host
+        name = env_id.removeprefix("softrod/")
+        self.planar = name == "PlanarReach-v0"
+        self.track = name == "TrackTrajectory-v1"
+        self.obstacle = name == "ReachObstacle-v0"
+        self.use_bounds = name in ("Reach-v0", "ReachObstacle-v0")
+        self.reach_gain = 500.0 if self.track else 50.0
+        self.error_gain = float(getattr(host, "error_gain", 0.0)) if self.use_bounds else 0.0
+        self.precision_weight = (
+            float(getattr(host, "precision_weight", 0.0)) if self.use_bounds else 0.0
+        )
+        self.precision_scale = float(getattr(host, "precision_scale", 1.0))
+        if self.use_bounds and float(getattr(host, "action_weight", 0.0)) > 0:
+            raise ValueError("make_batched: Reach's action_weight > 0 is not batched")
+        self.z_band = Z_BAND
+        m = host.model
+        self.tip_body = int(m.site_bodyid[host._tip_site])
+        self.tip_root = int(m.body_rootid[self.tip_body])
+
+    def allocate(self, env: BatchedEnv) -> None:
+        wp, host, n = env._wp, self.host, env.num_envs
+        f32 = wp.float32
+        self.kappa = wp.zeros((n, host.n_commands), dtype=f32)
+        self.length_map = wp.array(host.length_map.astype(np.float32), dtype=f32)
+        self.rest = wp.array(host.rest_lengths.astype(np.float32), dtype=f32)
+        self.act_ids = wp.array(host._act_ids.astype(np.int32), dtype=wp.int32)
+        self.end_body = wp.array(host._end_body.astype(np.int32), dtype=wp.int32)
+        self.end_local = wp.array(host._end_local.astype(np.float32), dtype=wp.vec3)
+        self.contacts = wp.zeros(n, dtype=wp.int32)
+        m = host.model
+        geom_class = np.zeros(m.ngeom, dtype=np.int32)
+        geom_class[np.isin(m.geom_bodyid, list(host._robot_bodies))] = 1
+        if self.obstacle:
+            geom_class[list(host._bar)] = 2
+        self.geom_class = wp.array(geom_class, dtype=wp.int32)
+        self.error_sum = wp.zeros(n, dtype=f32)
+        self.path_id = wp.zeros(n, dtype=wp.int32)
+        self.center = wp.zeros(n, dtype=wp.vec3)
+        if self.track:
+            from softrod.control import make_trajectory
+            from softrod.envs.track_trajectory_v1 import TRAJECTORY_NAMES
+
+            paths, vels = [], []
+            for name in TRAJECTORY_NAMES:
+                _, x, v = make_trajectory(
+                    name, np.zeros(3), dt=host.dt, loops=1.0, scale=host.scale, period=host.period
+                )
+                paths.append(x)
+                vels.append(v)
+            self.path = wp.array(np.array(paths, dtype=np.float32), dtype=f32)
+            self.path_vel = wp.array(np.array(vels, dtype=np.float32), dtype=f32)
+        else:
+            self.path = wp.zeros((1, 1, 3), dtype=f32)
+            self.path_vel = wp.zeros((1, 1, 3), dtype=f32)
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        """Every world's task, drawn as the CPU env's `_reset_task` draws one episode's."""
+        host = self.host
+        if self.planar:
+            from softrod.envs.planar_reach_v0 import TARGET_KAPPA_FRACTION
+
+            k = rng.uniform(-1.0, 1.0, (n, host.n_commands)) * (
+                TARGET_KAPPA_FRACTION * host.kappa_max
+            )
+            x, z = _pcc_planar_tips(k, host._lengths)
+            base = np.asarray(host.robot.base.position)
+            target = np.stack([base[0] + x, np.zeros(n), base[2] - z], axis=1)
+            return {"target": target}
+        if self.track:
+            from softrod.envs.track_trajectory_v1 import (
+                CENTER_HIGH,
+                CENTER_LOW,
+                TRAJECTORY_NAMES,
+            )
+
+            if host.trajectory is None:
+                path_id = rng.integers(len(TRAJECTORY_NAMES), size=n)
+            else:
+                path_id = np.full(n, TRAJECTORY_NAMES.index(host.trajectory))
+            center = rng.uniform(CENTER_LOW, CENTER_HIGH, size=(n, 3))
+            return {"path_id": path_id, "center": center}
+        from softrod.envs.reach_v0 import TARGET_HIGH, TARGET_LOW
+
+        return {"target": rng.uniform(TARGET_LOW, TARGET_HIGH, size=(n, 3))}
+
+    def to_cpu(self, env: Any, params: dict[str, np.ndarray], i: int) -> None:
+        """Give the CPU env `env` (just reset) world i's task."""
+        if self.track:
+            from softrod.control import make_trajectory
+            from softrod.envs.track_trajectory_v1 import TRAJECTORY_NAMES
+
+            env._name = TRAJECTORY_NAMES[int(params["path_id"][i])]
+            _, env._path, env._path_vel = make_trajectory(
+                env._name,
+                params["center"][i],
+                dt=env.dt,
+                loops=1.0,
+                scale=env.scale,
+                period=env.period,
+            )
+            env._error_sum, env._error_steps = 0.0, 0
+            env._move_target()
+        else:
+            env._set_target(params["target"][i])
+
+    def reset(self, env: BatchedEnv, params: dict[str, np.ndarray]) -> None:
+        wp, host, m, n = env._wp, self.host, self.host.model, env.num_envs
+        mocap = _mocap_defaults(m, n)
+        if self.track:
+            self.path_id.assign(params["path_id"].astype(np.int32))
+            self.center.assign(params["center"].astype(np.float32))
+        else:
+            mocap[:, host._target_mocap] = params["target"]
+        ctrl = np.zeros((n, m.nu), dtype=np.float32)
+        ctrl[:, host._act_ids] = host.rest_lengths
+        self.kappa.zero_()
+        self.error_sum.zero_()
+        env.data.ctrl.assign(ctrl)
+        env.data.mocap_pos.assign(mocap)
+        if self.track:
+            wp.launch(
+                env._k.move_target,
+                dim=n,
+                inputs=[
+                    env.clock,
+                    host.hold_steps,
+                    self.path,
+                    self.path_id,
+                    self.center,
+                    int(host._target_mocap),
+                ],
+                outputs=[env.data.mocap_pos],
+            )
+
+    def apply_action(self, env: BatchedEnv) -> None:
+        host = self.host
+        env._wp.launch(
+            env._k.curvature_action,
+            dim=env.num_envs,
+            inputs=[
+                env.action,
+                host.kappa_rate,
+                host.kappa_max,
+                self.length_map,
+                self.rest,
+                self.act_ids,
+            ],
+            outputs=[self.kappa, env.data.ctrl],
+        )
+
+    def before_substep(self, env: BatchedEnv) -> None:
+        pass
+
+    def evaluate(self, env: BatchedEnv) -> None:
+        wp, d, host, k = env._wp, env.data, self.host, env._k
+        if self.obstacle:
+            self.contacts.zero_()
+            wp.launch(
+                k.count_contacts,
+                dim=d.naconmax,
+                inputs=[
+                    d.nacon,
+                    d.contact.geom,
+                    d.contact.worldid,
+                    d.contact.type,
+                    self.geom_class,
+                ],
+                outputs=[self.contacts],
+            )
+        if self.track:
+            wp.launch(
+                k.move_target,
+                dim=env.num_envs,
+                inputs=[
+                    env.clock,
+                    host.hold_steps,
+                    self.path,
+                    self.path_id,
+                    self.center,
+                    int(host._target_mocap),
+                ],
+                outputs=[d.mocap_pos],
+            )
+        from softrod.envs.reach_obstacle_v0 import OBSTACLE_PENALTY
+
+        wp.launch(
+            k.observe_reach,
+            dim=env.num_envs,
+            inputs=[
+                d.xpos,
+                d.xmat,
+                d.site_xpos,
+                d.cvel,
+                d.subtree_com,
+                self.end_body,
+                self.end_local,
+                int(host._tip_site),
+                self.tip_body,
+                self.tip_root,
+                d.mocap_pos,
+                int(host._target_mocap),
+                self.kappa,
+                host.kappa_max,
+                int(self.planar),
+                self.error_gain,
+                self.reach_gain,
+                host.distance_weight,
+                int(self.use_bounds),
+                float(self.z_band[0]),
+                float(self.z_band[1]),
+                self.precision_weight,
+                self.precision_scale,
+                self.contacts,
+                OBSTACLE_PENALTY if self.obstacle else 0.0,
+                host.success_radius,
+                env.clock,
+                int(self.track),
+                int(getattr(host, "hold_steps", 0)),
+                host.episode_steps,
+                self.path_vel,
+                self.path_id,
+                self.error_sum,
+            ],
+            outputs=[env.obs, env.reward, env.distance, env.success],
+        )
+
+
+def _pcc_planar_tips(kappa: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`planar_reach_v0.pcc_planar_tip` for a batch: kappa (n, n_seg) [1/m] -> (x, z) (n,)."""
+    n = kappa.shape[0]
+    x, z, theta = np.zeros(n), np.zeros(n), np.zeros(n)
+    for j, length in enumerate(lengths):
+        k = kappa[:, j]
+        phi = k * length
+        small = np.abs(k) < 1e-9
+        k_safe = np.where(small, 1.0, k)
+        dx = np.where(small, 0.0, (1.0 - np.cos(phi)) / k_safe)
+        dz = np.where(small, length, np.sin(phi) / k_safe)
+        x += np.cos(theta) * dx + np.sin(theta) * dz
+        z += -np.sin(theta) * dx + np.cos(theta) * dz
+        theta += phi
+    return x, z
+
+
+class _MagneticTask:
+    """MagneticNavigate: the action steers a uniform field; torques m x B on the tip dipoles
+    before every substep (`softrod.mujoco.MagneticField` with a zero gradient)."""
+
+    def __init__(self, env_id: str, host: Any) -> None:
+        self.env_id, self.host = env_id, host
+        mag = host.magnetic
+        if np.any(mag.field_gradient):
+            raise ValueError("make_batched: field gradients are not batched")
+
+    def allocate(self, env: BatchedEnv) -> None:
+        wp, mag, n = env._wp, self.host.magnetic, env.num_envs
+        self.field = wp.zeros(n, dtype=wp.vec3)
+        self.dipole_body = wp.array(np.asarray(mag.dipole_body, dtype=np.int32), dtype=wp.int32)
+        self.dipole_moment = wp.array(
+            np.asarray(mag.dipole_moment, dtype=np.float32).reshape(-1, 3), dtype=wp.vec3
+        )
+        self.n_dipoles = len(mag.dipole_body)
+
+    def sample(self, rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+        from softrod.envs.magnetic_navigate_v0 import BASE, THETA_RANGE
+
+        theta = rng.uniform(*THETA_RANGE, size=n)
+        azimuth = rng.uniform(0.0, 2.0 * math.pi, size=n)
+        r = self.host.robot.total_length / theta
+        radial = np.stack([np.cos(azimuth), np.sin(azimuth), np.zeros(n)], axis=1)
+        target = (
+            np.asarray(BASE)
+            + (r * (1.0 - np.cos(theta)))[:, None] * radial
+            + (r * np.sin(theta))[:, None] * np.array([0.0, 0.0, 1.0])
+        )
+        return {"target": target}
+
+    def to_cpu(self, env: Any, params: dict[str, np.ndarray], i: int) -> None:
+        env.target = np.asarray(params["target"][i], dtype=float).copy()
+        env.data.mocap_pos[env._target_mocap] = env.target
+
+    def reset(self, env: BatchedEnv, params: dict[str, np.ndarray]) -> None:
+        m, n = self.host.model, env.num_envs
+        mocap = _mocap_defaults(m, n)
+        mocap[:, self.host._target_mocap] = params["target"]
+        env.data.mocap_pos.assign(mocap)
+        self.field.zero_()
+
+    def apply_action(self, env: BatchedEnv) -> None:
+        env._wp.launch(
+            env._k.field_action,
+            dim=env.num_envs,
+            inputs=[env.action, self.host.field_strength],
+            outputs=[self.field],
+        )
+
+    def before_substep(self, env: BatchedEnv) -> None:
+        # Torques at the current orientation (the data's frames are those before the last
+        # integration until kinematics runs again).
+        env._mjw.kinematics(env.model, env.data)
+        env._wp.launch(
+            env._k.dipole_torques,
+            dim=(env.num_envs, self.n_dipoles),
+            inputs=[env.data.xmat, self.dipole_body, self.dipole_moment, self.field],
+            outputs=[env.data.xfrc_applied],
+        )
+
+    def evaluate(self, env: BatchedEnv) -> None:
+        d, host = env.data, self.host
+        env._wp.launch(
+            env._k.observe_magnetic,
+            dim=env.num_envs,
+            inputs=[
+                d.site_xpos,
+                d.site_xmat,
+                int(host._tip_site),
+                d.mocap_pos,
+                int(host._target_mocap),
+                self.field,
+                host.field_strength,
+                host.distance_weight,
+                host.success_radius,
+            ],
+            outputs=[env.obs, env.reward, env.distance, env.success],
+        )
+
+
+def _task_for(env_id: str, host: Any) -> Any:
+    if env_id == "softrod/MagneticNavigate-v0":
+        return _MagneticTask(env_id, host)
+    return _ReachTask(env_id, host)
+
+
+def compare_with_cpu(
+    env_id: str,
+    n_worlds: int = 3,
+    *,
+    steps: int = 20,
+    device: str | None = None,
+    seed: int = 0,
+    action_seed: int | None = None,
+    actions: np.ndarray | None = None,
+    **env_kwargs: Any,
+) -> dict[str, float]:
+    """Cross-model check: `n_worlds` batched worlds of `env_id` against as many CPU envs
+    (MuJoCo C, float64) given the same tasks (drawn with `seed`), stepped with the same uniform
+    random actions (drawn with `action_seed`, default seed + 1) for `steps` control steps
+    (a horizon reached within them compares the auto-reset's final observation); `actions`
+    (steps, n_worlds, n_act) replaces the random ones.
+
+    Returns the largest absolute differences: `reset_obs_error` (observation after reset),
+    `obs_error` (every observation component, every step and world), `tip_error_m` (the
+    distance, as |d_batch - d_cpu|) [m], `reward_error`, and `success_mismatch`,
+    `truncated_mismatch` (counts of world-steps where the flags differ), `cpu_contact_steps`
+    (world-steps where the CPU env reported contacts, ReachObstacle), `overflow` (1.0 when the
+    batch reported it).
+    """
+    import mujoco
+
+    batch = make_batched(env_id, n_worlds, device=device, **env_kwargs)
+    obs0, _ = batch.reset(seed=seed)
+    obs0 = obs0.cpu().numpy()
+    params = batch.task_params
+    envs, reset_err = [], 0.0
+    for i in range(n_worlds):
+        env: Any = gym.make(batch.env_id, disable_env_checker=True, **env_kwargs).unwrapped
+        env.reset(seed=0)
+        batch._task.to_cpu(env, params, i)
+        mujoco.mj_forward(env.model, env.data)
+        o, *_ = env._evaluate()
+        reset_err = max(reset_err, float(np.abs(o - obs0[i]).max()))
+        envs.append(env)
+    a_seed = seed + 1 if action_seed is None else action_seed
+    n_act = int(np.prod(batch.single_action_space.shape or (0,)))
+    if actions is None:
+        actions = np.random.default_rng(a_seed).uniform(-1, 1, (steps, n_worlds, n_act))
+    actions = np.asarray(actions, dtype=np.float32)
+    if actions.shape != (steps, n_worlds, n_act):
+        raise ValueError(f"actions must have shape {(steps, n_worlds, n_act)}, got {actions.shape}")
+    obs_err = dist_err = reward_err = 0.0
+    success_mis = trunc_mis = contacts = 0
+    for k in range(steps):
+        obs, reward, _, trunc, info = batch.step(actions[k])
+        final = info.get("final_info", info)
+        obs = info.get("final_obs", obs).cpu().numpy()
+        reward, trunc = reward.cpu().numpy(), trunc.cpu().numpy()
+        succ, dist = final["success"].cpu().numpy(), final["distance"].cpu().numpy()
+        for i, env in enumerate(envs):
+            o, r, _, tr, inf = env.step(actions[k, i])
+            obs_err = max(obs_err, float(np.abs(obs[i] - o).max()))
+            dist_err = max(dist_err, abs(float(dist[i]) - inf["distance"]))
+            reward_err = max(reward_err, abs(float(reward[i]) - float(r)))
+            success_mis += int(bool(succ[i]) != bool(inf["success"]))
+            contacts += int(inf.get("contacts", 0) > 0)
+            trunc_mis += int(bool(trunc[i]) != bool(tr))
+            if tr:
+                # The batch started its next episodes: give the CPU env the same task.
+                env.reset(seed=0)
+                batch._task.to_cpu(env, batch.task_params, i)
+                mujoco.mj_forward(env.model, env.data)
+    return {
+        "reset_obs_error": reset_err,
+        "obs_error": obs_err,
+        "tip_error_m": dist_err,
+        "reward_error": reward_err,
+        "success_mismatch": float(success_mis),
+        "truncated_mismatch": float(trunc_mis),
+        "cpu_contact_steps": float(contacts),
+        "overflow": float(batch.overflow()),
+    }

@@ -1,0 +1,130 @@
+"""`softrod.envs.make_batched` (MuJoCo Warp) against the CPU envs, PPO on it, its benchmark.
+
+Needs the optional `warp` extra (and skrl for PPO); skipped without them (CI installs none).
+Runs on Warp's CPU device unless SOFTROD_WARP_DEVICE names another (e.g. cuda:0).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mujoco_warp")
+torch = pytest.importorskip("torch")
+
+from softrod.envs import (  # noqa: E402
+    BATCHED_ENV_IDS,
+    ENV_IDS,
+    UNBATCHED_ENV_IDS,
+    compare_with_cpu,
+    make_batched,
+)
+
+DEVICE = os.environ.get("SOFTROD_WARP_DEVICE", "cpu")
+#: Distance agreement over 12 control steps [m]: float32 (Warp) against float64 (MuJoCo C), as
+#: tests/test_batched_reach.py's 0.1 mm; a wrong index, sign or unit moves the tip by cm.
+TIP_TOL = 1e-4
+#: Observation agreement (positions [m], velocities [m/s], normalised commands): velocities
+#: carry the float32 differences amplified by 1/dt.
+OBS_TOL = 5e-3
+#: Reward agreement [1]: the distance term alone changes by 10 x TIP_TOL.
+REWARD_TOL = 2e-3
+#: Horizons short enough that the 12 compared steps reach an auto-reset (TrackTrajectory: a
+#: 0.5 s loop after 2 held steps, so the target moves and success is judged at step 12).
+SHORT = {
+    "softrod/Reach-v0": {"episode_steps": 10},
+    "softrod/PlanarReach-v0": {"episode_steps": 10},
+    "softrod/MagneticNavigate-v0": {"episode_steps": 10},
+    "softrod/TrackTrajectory-v1": {"hold_steps": 2, "period": 0.5},
+}
+
+
+def test_every_registered_env_is_listed() -> None:
+    assert set(BATCHED_ENV_IDS) | set(UNBATCHED_ENV_IDS) == set(ENV_IDS)
+    assert not set(BATCHED_ENV_IDS) & set(UNBATCHED_ENV_IDS)
+    with pytest.raises(ValueError, match="not batched"):
+        make_batched("SnakeLocomotion-v1", 2, DEVICE)
+
+
+@pytest.mark.parametrize("env_id", BATCHED_ENV_IDS)
+def test_batched_env_matches_cpu_env(env_id: str) -> None:
+    """Two worlds with different tasks and random actions follow the CPU env step for step,
+    through an auto-reset."""
+    err = compare_with_cpu(env_id, 2, steps=12, device=DEVICE, seed=3, **SHORT.get(env_id, {}))
+    assert err["reset_obs_error"] <= 1e-5
+    assert err["tip_error_m"] <= TIP_TOL
+    assert err["obs_error"] <= OBS_TOL
+    assert err["reward_error"] <= REWARD_TOL
+    assert err["success_mismatch"] == 0 and err["truncated_mismatch"] == 0
+    assert not err["overflow"]
+
+
+def test_obstacle_contacts_match() -> None:
+    """World 0 curls into the bar (contacts from step 3 on): the batch counts the same contacts
+    (the `obstacle` term and success agree). Over 8 steps the float32 contact dynamics stay
+    within 0.2 mm of MuJoCo C's; later, slammed into the bar, they part (by 5 mm at step 9)."""
+    actions = np.random.default_rng(4).uniform(-1, 1, (8, 2, 10))
+    actions[:, 0] = [1, 0] * 5
+    err = compare_with_cpu("ReachObstacle-v0", 2, steps=8, device=DEVICE, seed=3, actions=actions)
+    assert err["cpu_contact_steps"] >= 5
+    assert err["tip_error_m"] <= 2e-4
+    assert err["reward_error"] <= 2e-3
+    assert err["success_mismatch"] == 0
+
+
+def test_auto_reset_same_step() -> None:
+    """At the shared horizon every world truncates and starts its next episode in that step."""
+    env = make_batched("Reach-v0", 3, DEVICE, episode_steps=2)
+    obs, info = env.reset(seed=1)
+    assert obs.shape == (3, 34) and obs.dtype == torch.float32
+    assert str(obs.device).startswith(env.torch_device.split(":")[0])
+    targets = obs[:, 18:21].clone()
+    _, _, term, trunc, info = env.step(np.ones((3, 10), dtype=np.float32))
+    assert not trunc.any() and not term.any() and "final_obs" not in info
+    obs, reward, term, trunc, info = env.step(torch.ones(3, 10))
+    assert trunc.all() and not term.any() and reward.shape == (3,)
+    # The final observation keeps the commanded curvature; the new episode starts from zero.
+    assert torch.all(info["final_obs"][:, 24:34] > 0) and torch.all(obs[:, 24:34] == 0)
+    assert torch.allclose(info["final_obs"][:, 18:21], targets)
+    assert not torch.allclose(obs[:, 18:21], targets)
+    assert info["final_info"]["success"].dtype == torch.bool
+    with pytest.raises(ValueError, match="action must have shape"):
+        env.step(np.zeros((2, 10), dtype=np.float32))
+
+
+def test_train_ppo_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A few worlds, a few hundred transitions of PPO on the device, saved and evaluated."""
+    pytest.importorskip("skrl")
+    from softrod.cli import main
+
+    torch.set_num_threads(1)
+    run = tmp_path / "ppo"
+    args = ["train", "Reach-v0", "--algo", "ppo", "--num-envs", "4", "--device", DEVICE]
+    args += ["--timesteps", "48", "--eval-episodes", "2", "-o", str(run)]
+    args += ["--env-kwargs", '{"episode_steps": 12}']
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "transitions: 192" in out and "final_distance_mean:" in out
+    assert (run / "policy.pt").is_file() and (run / "eval.json").is_file()
+    from softrod.learn.device_ppo import load_ppo_policy
+
+    policy = load_ppo_policy(run)
+    action = policy(np.zeros(34, dtype=np.float32))
+    assert action.shape == (10,) and np.all(np.abs(action) <= 1.0)
+    assert policy.env_kwargs == {"episode_steps": 12}  # type: ignore[attr-defined]
+    # `softrod eval` reads the run (its env and kwargs recorded with the policy).
+    assert main(["eval", str(run), "--episodes", "1", "--json"]) == 0
+    assert '"episodes": 1' in capsys.readouterr().out
+
+
+def test_bench_batched_envs(capsys: pytest.CaptureFixture[str]) -> None:
+    from softrod.cli import main
+
+    args = ["bench", "batched-envs", "--envs", "PlanarReach-v0", "--worlds", "2"]
+    assert main([*args, "--steps", "3", "--device", DEVICE]) == 0
+    out = capsys.readouterr().out
+    assert "batched_envs.PlanarReach-v0.worlds_2.steps_per_s:" in out
+    assert main(["bench", "batched-envs", "--envs", "PushCube-v0"]) != 0
