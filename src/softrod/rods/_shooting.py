@@ -4,6 +4,7 @@ shooting for heavy loads (ALGORITHMS.md; `_multishoot` holds the multiple-shooti
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -517,7 +518,7 @@ def _refine(
     current = result
     for _ in range(_MAX_DOUBLINGS):
         steps *= 2
-        fine = as_model(model, steps, extra)
+        fine = _finer_model(model, steps, extra)
         finer = _solve_once(fine, inp, current, rtol, max_iter, intervals)
         if not finer.success:
             note = f"; no tip error estimate (the solve on {steps} steps failed)"
@@ -533,6 +534,22 @@ def _refine(
         f"doublings ({steps} steps) does not meet tol {tol:.2e} m"
     )
     return dataclasses.replace(current, message=current.message + note)
+
+
+#: Finer grids of each model the error estimate has used (by coarse model; dropped with it).
+_FINE_MODELS: weakref.WeakKeyDictionary[RodModel, dict[tuple[int, tuple[float, ...]], RodModel]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _finer_model(model: RodModel, steps: int, extra: tuple[float, ...]) -> RodModel:
+    """`as_model(model, steps, extra)`, kept per model: a warm-started sequence with error
+    estimates reuses the same finer grid."""
+    known = _FINE_MODELS.setdefault(model, {})
+    key = (steps, extra)
+    if key not in known:
+        known[key] = as_model(model, steps, extra)
+    return known[key]
 
 
 def _solve_once(
