@@ -81,3 +81,57 @@ def test_jacobian_plant_sees_a_base_move_with_steps(extensible):
     J = plant.jacobian(q, mode="fd")
     # Translating the base translates the tip (loads are internal here): identity columns.
     np.testing.assert_allclose(J[:, -3:], np.eye(3), atol=1e-6)
+
+
+def test_contact_loads_on_an_arm_mounted_robot_keep_its_pose():
+    """A robot moved by an arm (base pose set after compiling) pushed into a wall fixed to the
+    arm's flange: the contact forces come back as off-grid point loads (`KinematicRod`), and
+    every solve keeps the arm's pose, so the loop settles against the wall as the unmoved
+    robot does (a recompile from the spec once reset the pose: the contact went astray)."""
+    mujoco = pytest.importorskip("mujoco")
+    from softrod.bench import example_robot_path
+    from softrod.mujoco import KinematicRod
+
+    wall_x = 0.04  # [m] face of the wall in the flange frame
+    robot = compile_model(example_robot_path("tdcr3"))
+    base0 = robot.base_position
+    R = so3.exp([0.0, np.pi / 2, 0.0]) @ so3.exp([0.0, 0.0, 0.4])
+    p = np.array([0.3, 0.1, 0.5])
+    moved = with_pose_and_lengths(robot, p, R)
+    tau = [3.0, 0, 0, 0, 0, 0, 0, 0, 0]
+
+    def to_flange(x):
+        # World -> frame of the robot's own (unmoved) base description.
+        return robot.base_rotation @ R.T @ (np.asarray(x) - p) + base0
+
+    spec = mujoco.MjSpec()
+    wall_local = np.array([wall_x + 0.02, 0.0, 0.1])
+    quat = np.empty(4)
+    R_wall = R @ robot.base_rotation.T
+    mujoco.mju_mat2Quat(quat, R_wall.reshape(-1))
+    wall = spec.worldbody.add_body(name="wall", pos=p + R_wall @ (wall_local - base0), quat=quat)
+    wall.add_geom(name="wall_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.02, 0.1, 0.1])
+    rod = KinematicRod(n_bodies=15, radius=0.003, collide_with=("wall_geom",))
+    rod.add_to(spec)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    rod.bind(model)
+
+    sol = softrod.solve_static(moved, tensions=tau)
+    assert to_flange(sol.tip_position)[0] > wall_x  # the free rod would pass through the wall
+    point_loads: list = []
+    touched = False
+    for _ in range(40):
+        sol = softrod.solve_static(moved, tensions=tau, point_loads=point_loads or None, guess=sol)
+        assert sol.success, sol.message
+        np.testing.assert_allclose(sol.positions[0], p, atol=RIGID_TOL)
+        rod.place(data, sol)
+        mujoco.mj_forward(model, data)
+        new = rod.contact_point_loads(model, data)
+        touched = touched or bool(new)
+        acc: dict[float, np.ndarray] = {}
+        for s, f in [(s, 0.5 * f) for s, f in new] + [(s, 0.5 * f) for s, f in point_loads]:
+            acc[round(s, 9)] = acc.get(round(s, 9), np.zeros(3)) + np.asarray(f)
+        point_loads = [(s, f) for s, f in acc.items() if np.linalg.norm(f) > 1e-9]
+    assert touched
+    assert to_flange(sol.tip_position)[0] < wall_x + rod.radius + 2e-3

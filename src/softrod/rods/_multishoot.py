@@ -44,13 +44,16 @@ def multiple_shooting(
     max_iter: int,
     Y: np.ndarray,
     X: np.ndarray,
+    max_step: float = np.inf,
 ) -> tuple[int, np.ndarray, np.ndarray, float, int, int]:
     """Damped Newton on the multiple-shooting system at one load level.
 
     init_rotations (n_nodes, 3, 3) and init_moments (n_nodes, 3): a shape to start every
     interval from (the total moment M at the nodes). Returns (status, M0, tensions, residual,
     iterations, integrations); Y (n_nodes, ny) and X (n_nodes, 6) describe the last iterate.
-    Status: 0 converged, 1 max_iter, 2 line search stalled, 3 non-finite.
+    Status: 0 converged, 1 max_iter, 2 line search stalled, 3 non-finite. `max_step` bounds
+    each Newton step in the scaled unknowns (moments / m_scale, frame rotations [rad],
+    tensions / t_scale): continuation keeps the line search near the predicted equilibrium.
     """
     n_t = model.n_tendons
     ny = 15 + n_t
@@ -65,6 +68,12 @@ def multiple_shooting(
     tau = np.asarray(tau0, float).copy()
     n = 3 + 6 * (K - 1) + n_tau
     col = [0] + [3 + 6 * (k - 1) for k in range(1, K)]  # first column of interval k
+    # Scale of each unknown: moments by m_scale, rotations by 1 rad, tensions by t_scale.
+    unit = np.ones(n)
+    unit[0:3] = m_scale
+    for k in range(1, K):
+        unit[col[k] + 3 : col[k] + 6] = m_scale
+    unit[n - n_tau :] = t_scale
     nfev = 0
 
     def evaluate() -> tuple[bool, np.ndarray, np.ndarray]:
@@ -182,9 +191,11 @@ def multiple_shooting(
         except np.linalg.LinAlgError:
             return 3, Ms[0], tau, norm, nit, nfev
         saved = (Rbar, Ms, tau)
-        alpha = 1.0
+        size = float(np.max(np.abs(step) / unit))
+        alpha = 1.0 if size <= max_step else max_step / size
+        alpha_min = alpha / 64.0
         accepted = False
-        while alpha >= 1.0 / 64.0:
+        while alpha >= alpha_min:
             Rbar, Ms, tau = apply(step, alpha)
             ok, r_try, J_try = evaluate()
             if ok and float(np.max(np.abs(r_try))) < norm:

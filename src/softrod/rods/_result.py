@@ -52,6 +52,8 @@ class StaticResult:
     load reached (1 on success). residual : final scaled boundary residual (dimensionless).
     inputs : the checked loads that were asked for (what `tip_jacobian` differentiates with
     respect to). warm : the state `guess=` reuses (None for "pcc", which has none).
+    tip_error : estimated discretisation error of the tip position [m] (step doubling), None
+        when not estimated (`solve_static(..., error_estimate=True)` or `tol=` estimates it).
     """
 
     method: str
@@ -74,6 +76,7 @@ class StaticResult:
     load_scale: float = 1.0
     inputs: StaticLoads = field(kw_only=True)
     warm: WarmStart | None = field(default=None, kw_only=True)
+    tip_error: float | None = field(default=None, kw_only=True)
 
     @property
     def tip_position(self) -> np.ndarray:
@@ -96,6 +99,7 @@ class StaticResult:
             "nit": self.nit,
             "nfev": self.nfev,
             "load_scale": self.load_scale,
+            "tip_error": self.tip_error,
             "tip_position": self.tip_position.tolist(),
             "tip_rotation": self.tip_rotation.tolist(),
             "tendon_tension": self.tendon_tension.tolist(),

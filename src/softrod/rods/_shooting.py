@@ -3,9 +3,12 @@ shooting for heavy loads (ALGORITHMS.md; `_multishoot` holds the multiple-shooti
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from softrod.rods._inputs import (
     StaticLoads,
@@ -17,11 +20,11 @@ from softrod.rods._inputs import (
     _problem,
     _zero_inputs,
 )
-from softrod.rods._model import RodModel
+from softrod.rods._model import RodModel, as_model
 from softrod.rods._multishoot import multiple_shooting
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
-from softrod.rods._static_kernels import _newton
+from softrod.rods._static_kernels import _residual
 
 __all__: list[str] = []
 
@@ -33,6 +36,10 @@ _MAX_CONTINUATION_SOLVES = 400
 #: the load is ramped. 3 rad keeps the Bisshopp-Drucker case P L^2 / EI = 2 direct and sends
 #: the looped-branch cases found in review (P L^2 / EI >= 10) through continuation.
 _DIRECT_LOAD_ANGLE = 3.0
+#: Largest bending angle [rad] of external loads and tendons together (`_bending_number`)
+#: for which Newton goes directly from the start to the target: tendon bending turns the
+#: external loads against the shape (issue 19: the load number alone ignored it).
+_DIRECT_BENDING_ANGLE = 4.0
 #: Scaled residual below which a Newton stall is round-off, not divergence (the shipped
 #: robots converge to ~1e-13-1e-15; 1e-10 is the default rtol).
 _ROUND_OFF_RESIDUAL = 1e-11
@@ -44,6 +51,22 @@ _MULTI_SHOOT_ANGLE = 10.0
 #: a single-shooting problem at load angle 2.25 (~exp(1.5)).
 _ROOT_ANGLE_PER_INTERVAL = 1.5
 _MAX_INTERVALS = 32
+#: Branch safety of continuation (issue 19): a load step is accepted only if the corrected tip
+#: moved at most `_MAX_TIP_MOVE` of the length from the last equilibrium and lies within
+#: `_MAX_TIP_DEVIATION` of the length of the secant-predicted tip; else the step is halved.
+#: Equilibria on another branch lay 0.5-2 L away in the cases that jumped.
+_MAX_TIP_MOVE = 0.2
+_MAX_TIP_DEVIATION = 0.05
+#: Largest Newton step in the scaled unknowns (M0 / moment scale, tensions / tension scale)
+#: during continuation corrections and warm starts: a longer step leaves the neighbourhood of
+#: the predictor, where a residual decrease can come from another branch.
+_CONTINUATION_STEP_BOUND = 1.0
+#: Same bound for a cold direct Newton solve (starts from the straight robot, further away).
+_DIRECT_STEP_BOUND = 4.0
+#: Default tip error bound of the error estimate, as a fraction of the length (issue 19).
+_DEFAULT_TIP_TOL = 1e-6
+#: Grid doublings the error estimate tries before it reports that `tol` was not met.
+_MAX_DOUBLINGS = 6
 
 
 _STATUS_MESSAGES = {
@@ -52,7 +75,211 @@ _STATUS_MESSAGES = {
     4: "observer update left a boundary residual above rtol",
     2: "Newton line search stalled (at round-off if the residual is tiny: rtol too small?)",
     3: "integration produced non-finite values (load beyond what the model can carry?)",
+    5: "the equilibrium jumps: the tip moves more than the continuation bound within the "
+    "smallest load step (a snap-through or a branch change; the answer is not the "
+    "equilibrium reached gradually)",
 }
+
+
+@njit(cache=True)
+def _bounded_newton(
+    x, length_mode, tau_fixed, base, geo, ld, bc, tol, max_iter, max_step, Y_out, X_out, counters
+):
+    """`_static_kernels._newton` with every Newton step shortened to at most `max_step` in the
+    scaled unknowns (M0 / m_scale, tensions / t_scale): the line search then only accepts
+    residual decreases near the current iterate, not on a distant branch. Same arguments
+    (plus max_step), counters and status codes."""
+    n = x.shape[0]
+    nz = (15 + tau_fixed.shape[0]) * (1 + n)
+    z = np.empty(nz)
+    r = np.empty(n)
+    J = np.empty((n, n))
+    r_try = np.empty(n)
+    J_try = np.empty((n, n))
+    x_try = np.empty(n)
+    m_scale = bc[3]
+    t_scale = bc[4]
+    ok = _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
+    counters[1] += 1
+    if not ok:
+        return 3
+    norm = np.max(np.abs(r))
+    counters[2] = norm
+    for _ in range(max_iter):
+        if norm <= tol:
+            return 0
+        step = np.linalg.solve(J, -r)
+        if not np.all(np.isfinite(step)):
+            return 3
+        # The step's length in scaled unknowns; shorten it to the bound.
+        size = 0.0
+        for a in range(n):
+            size = max(size, abs(step[a]) / (m_scale if a < 3 else t_scale))
+        alpha = 1.0 if size <= max_step else max_step / size
+        alpha_min = alpha / 64.0
+        accepted = False
+        norm_try = norm
+        while alpha >= alpha_min:
+            for a in range(n):
+                x_try[a] = x[a] + alpha * step[a]
+            ok = _residual(
+                x_try,
+                length_mode,
+                tau_fixed,
+                base,
+                geo,
+                ld,
+                bc,
+                True,
+                Y_out,
+                X_out,
+                z,
+                r_try,
+                J_try,
+            )
+            counters[1] += 1
+            if ok:
+                norm_try = np.max(np.abs(r_try))
+                if norm_try < norm:
+                    accepted = True
+                    break
+            alpha *= 0.5
+        counters[0] += 1
+        if not accepted:
+            # Leave Y_out/X_out describing x, not the rejected trial.
+            _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
+            counters[1] += 1
+            return 2
+        for a in range(n):
+            x[a] = x_try[a]
+            r[a] = r_try[a]
+            for c in range(n):
+                J[a, c] = J_try[a, c]
+        norm = norm_try
+        counters[2] = norm
+    return 0 if norm <= tol else 1
+
+
+def _resampled(
+    model: RodModel, guess: StaticResult
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The guess's positions (n, 3), rotations (n, 3, 3) and total moments (n, 3) on this
+    model's grid (linear in s; rotations from the nearest node: a starting point only), or
+    None when the guess has no moments or is not of a robot of this length."""
+    if guess.warm is None:
+        return None
+    if guess.positions.shape == (model.n_nodes, 3):
+        return guess.positions, guess.rotations, guess.warm.total_moment
+    if abs(guess.s[-1] - model.node_s[-1]) > 1e-9 * model.total_length:
+        return None
+    s = model.node_s
+
+    def interp(a: np.ndarray) -> np.ndarray:
+        return np.stack([np.interp(s, guess.s, a[:, c]) for c in range(3)], axis=1)
+
+    nearest = np.clip(np.searchsorted(guess.s, s), 0, guess.s.size - 1)
+    return interp(guess.positions), guess.rotations[nearest], interp(guess.warm.total_moment)
+
+
+def _difference(target: StaticLoads, start: StaticLoads) -> StaticLoads:
+    """target - start (comparable inputs, see `_blend`); lengths are left out."""
+    return StaticLoads(
+        tensions=None
+        if target.tensions is None or start.tensions is None
+        else target.tensions - start.tensions,
+        lengths=None,
+        tip_force=target.tip_force - start.tip_force,
+        tip_moment=target.tip_moment - start.tip_moment,
+        distributed_force=target.distributed_force - start.distributed_force,
+        gravity=target.gravity - start.gravity,
+        point_loads=tuple(
+            (a[0], a[1] - b[1], a[2] - b[2])
+            for a, b in zip(target.point_loads, start.point_loads, strict=True)
+        ),
+    )
+
+
+@njit(cache=True)
+def _tendon_bending(tendon_r, tendon_seg, tensions, seg_length, K_bt):
+    """Sum over segments of |net tendon moment through it| * length / EI [rad] on the
+    straight robot; a tendon's moment is r_i x (tau_i e3) on every segment up to its anchor."""
+    angle = 0.0
+    for j in range(seg_length.shape[0]):
+        mx = 0.0
+        my = 0.0
+        for i in range(tensions.shape[0]):
+            if tendon_seg[i] >= j:
+                mx += tensions[i] * tendon_r[i, 1]
+                my -= tensions[i] * tendon_r[i, 0]
+        angle += np.sqrt(mx * mx + my * my) * seg_length[j] / min(K_bt[j, 0], K_bt[j, 1])
+    return angle
+
+
+def _tendon_number(model: RodModel, tensions: np.ndarray) -> float:
+    """Bending angle [rad] the tensions (n_t,) [N] give the straight robot. Tendons are
+    internal loads and do not enter `_load_number`, yet they bend a robot as much as the
+    external loads do."""
+    if tensions.size == 0:
+        return 0.0
+    return float(
+        _tendon_bending(
+            model.tendon_r,
+            model.tendon_seg,
+            np.ascontiguousarray(tensions, dtype=float),
+            model.seg_length,
+            model.K_bt,
+        )
+    )
+
+
+def _tendon_estimate(model: RodModel, inp: StaticLoads) -> np.ndarray:
+    """(n_t,) [N]: the tensions, or under length control their constant-curvature estimate."""
+    if inp.tensions is not None:
+        return inp.tensions
+    assert inp.lengths is not None
+    return _pcc_tensions(model, inp.lengths)
+
+
+def _bending_number(model: RodModel, start: StaticLoads, target: StaticLoads) -> float:
+    """Bending angle [rad] of the change of inputs from `start` to `target`: the external
+    loads' load number plus the tendons' bending (the size of the continuation path)."""
+    external = _load_number(model, _difference(target, start))
+    tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
+    return external + _tendon_number(model, tendons)
+
+
+def _direct_ok(
+    model: RodModel, start: StaticLoads, target: StaticLoads, external: float | None = None
+) -> bool:
+    """Whether Newton may go from the equilibrium at `start` to `target` in one solve: the
+    external loads' change (`external`, computed when None) bends the robot by at most
+    `_DIRECT_LOAD_ANGLE` and, with the tendons' change, by at most `_DIRECT_BENDING_ANGLE`."""
+    if external is None:
+        external = _load_number(model, _difference(target, start))
+    if external > _DIRECT_LOAD_ANGLE:
+        return False
+    tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
+    return external + _tendon_number(model, tendons) <= _DIRECT_BENDING_ANGLE
+
+
+def _tip_step_ok(
+    model: RodModel,
+    tip: np.ndarray,
+    tip_cur: np.ndarray,
+    tip_prev: np.ndarray | None,
+    ratio: float,
+) -> bool:
+    """Whether a continuation step to `tip` stays on the branch: it moved at most
+    `_MAX_TIP_MOVE` L from the last equilibrium's tip `tip_cur`, and (when a previous tip
+    gives a secant) lies within `_MAX_TIP_DEVIATION` L of the secant prediction
+    tip_cur + ratio (tip_cur - tip_prev)."""
+    L = model.total_length
+    if not np.all(np.isfinite(tip)) or np.linalg.norm(tip - tip_cur) > _MAX_TIP_MOVE * L:
+        return False
+    if tip_prev is None:
+        return True
+    predicted = tip_cur + ratio * (tip_cur - tip_prev)
+    return bool(np.linalg.norm(tip - predicted) <= _MAX_TIP_DEVIATION * L)
 
 
 @dataclass
@@ -80,28 +307,16 @@ def _march(
     X: np.ndarray,
 ) -> tuple[_March, float, int]:
     """Multiple shooting along the straight input path from `start` (an equilibrium) to
-    `target`, in steps of at most `_DIRECT_LOAD_ANGLE` of load number. Each step starts every
-    interval from the last equilibrium (frames, and moments plus the load change on its
-    shape). Returns (last equilibrium, fraction of the path reached, status)."""
-    gap = _blend(target, start.inputs, 1.0)
-    assert gap is not None
-    delta = StaticLoads(
-        tensions=None
-        if target.tensions is None or start.inputs.tensions is None
-        else target.tensions - start.inputs.tensions,
-        lengths=None,
-        tip_force=target.tip_force - start.inputs.tip_force,
-        tip_moment=target.tip_moment - start.inputs.tip_moment,
-        distributed_force=target.distributed_force - start.inputs.distributed_force,
-        gravity=target.gravity - start.inputs.gravity,
-        point_loads=tuple(
-            (a[0], a[1] - b[1], a[2] - b[2])
-            for a, b in zip(target.point_loads, start.inputs.point_loads, strict=True)
-        ),
-    )
-    dmu_max = min(1.0, _DIRECT_LOAD_ANGLE / max(_load_number(model, delta), 1e-12))
+    `target`, in steps of at most `_DIRECT_LOAD_ANGLE` of bending (external loads and
+    tendons). Each step starts every interval from the last equilibrium (frames, and moments
+    plus the load change on its shape) and is accepted only when the tip stays on the branch
+    (`_tip_step_ok`). Returns (last equilibrium, fraction of the path reached, status; 5 when
+    the smallest step still jumped)."""
+    number = _bending_number(model, start.inputs, target)
+    dmu_max = min(1.0, _DIRECT_LOAD_ANGLE / max(number, 1e-12))
     dmu = dmu_max
     mu, cur, status, solves = 0.0, start, 0, 0
+    mu_prev, tip_prev = 0.0, None
     loads_cur = _loads_at(model, cur.inputs, 1.0)
     while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
         trial = min(1.0, mu + dmu)
@@ -124,11 +339,17 @@ def _march(
             max_iter if trial == 1.0 and mu == 0.0 else 12,
             Y,
             X,
+            _CONTINUATION_STEP_BOUND,
         )
         solves += 1
         cur.nit += it
         cur.nfev += fe
+        tip_cur = cur.positions[-1]
+        ratio = (trial - mu) / (mu - mu_prev) if tip_prev is not None and mu > mu_prev else 0.0
+        if st == 0 and not _tip_step_ok(model, Y[-1, 0:3], tip_cur, tip_prev, ratio):
+            st = 5
         if st == 0:
+            tip_prev, mu_prev = tip_cur.copy(), mu
             cur = _March(
                 inp_t,
                 Y[:, 0:3].copy(),
@@ -173,25 +394,21 @@ def _solve_multiple(
     status, frac = 1, 0.0
     warm = guess.warm if guess is not None else None
     old = warm.balanced_loads if warm is not None else None
+    on_grid = _resampled(model, guess) if guess is not None else None
     if (
         guess is not None
         and warm is not None
         and old is not None
-        and guess.positions.shape == (model.n_nodes, 3)
+        and on_grid is not None
         and _blend(old, inp, 0.0) is not None
     ):
-        start = _March(
-            old,
-            guess.positions,
-            guess.rotations,
-            warm.total_moment,
-            guess.tendon_tension.copy(),
-            guess.residual,
-        )
+        start = _March(old, *on_grid, guess.tendon_tension.copy(), guess.residual)
         result, frac, status = _march(model, start, inp, K, rtol, max_iter, Y, X)
         nit, nfev = result.nit, result.nfev
     lam = 1.0
-    if status != 0:
+    # A jump on the way from the guess is the answer (a failure): the ramp from rest would
+    # reach an equilibrium the robot, coming from the guess's state, does not.
+    if status not in (0, 5):
         # Ramp from the unloaded robot (M = 0 everywhere, straight or precurved frames).
         zero = _zero_inputs(model, inp)
         pb0 = _problem(model, zero, 1.0)
@@ -208,6 +425,7 @@ def _solve_multiple(
             max_iter,
             Y,
             X,
+            _CONTINUATION_STEP_BOUND,
         )
         start = _March(
             zero,
@@ -223,6 +441,8 @@ def _solve_multiple(
         nit, nfev = nit + result.nit, nfev + result.nfev
         if st != 0:
             status, lam = st, 0.0
+    else:
+        lam = frac
     assert result is not None
     # Y holds the last multiple-shooting evaluation; re-evaluate the accepted equilibrium.
     pb = _problem(model, result.inputs, 1.0)
@@ -265,24 +485,101 @@ def _solve_shooting(
     rtol: float,
     max_iter: int,
     intervals: int | None = None,
+    error_estimate: bool = False,
+    tol: float | None = None,
+) -> StaticResult:
+    """Newton shooting (`_solve_once`), with an optional tip error estimate: `error_estimate`
+    (or a `tol` [m]) solves again on grids of half the step, from the converged state, until
+    the estimated tip error meets `tol` (default `_DEFAULT_TIP_TOL` of the length)."""
+    if tol is not None and not (isinstance(tol, int | float) and tol > 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a positive tip error [m], got {tol!r}")
+    result = _solve_once(model, inp, guess, rtol, max_iter, intervals)
+    if not (error_estimate or tol is not None) or not result.success:
+        return result
+    bound = float(tol) if tol is not None else _DEFAULT_TIP_TOL * model.total_length
+    return _refine(model, inp, result, rtol, max_iter, intervals, bound)
+
+
+def _refine(
+    model: RodModel,
+    inp: StaticLoads,
+    result: StaticResult,
+    rtol: float,
+    max_iter: int,
+    intervals: int | None,
+    tol: float,
+) -> StaticResult:
+    """Step doubling: solve on a grid of half the step from the converged state (a warm start
+    with unchanged loads: a couple of Newton iterations); the tip difference times 16/15
+    (RK4, O(h^4)) estimates the coarser grid's tip error [m]. While it exceeds `tol` the finer
+    result becomes the answer and is estimated in turn, up to `_MAX_DOUBLINGS` times."""
+    extra = tuple(p[0] for p in inp.point_loads)
+    steps = model.step_seg.shape[0]
+    current = result
+    for _ in range(_MAX_DOUBLINGS):
+        steps *= 2
+        fine = _finer_model(model, steps, extra)
+        finer = _solve_once(fine, inp, current, rtol, max_iter, intervals)
+        if not finer.success:
+            note = f"; no tip error estimate (the solve on {steps} steps failed)"
+            return dataclasses.replace(current, message=current.message + note)
+        error = 16.0 / 15.0 * float(np.linalg.norm(finer.tip_position - current.tip_position))
+        current = dataclasses.replace(current, tip_error=error)
+        if error <= tol:
+            return current
+        # The finer answer is ~16x more accurate; its own error needs the next doubling.
+        current = dataclasses.replace(finer, tip_error=error / 16.0)
+    note = (
+        f"; estimated tip error {current.tip_error:.2e} m after {_MAX_DOUBLINGS} grid "
+        f"doublings ({steps} steps) does not meet tol {tol:.2e} m"
+    )
+    return dataclasses.replace(current, message=current.message + note)
+
+
+#: Finer grids of each model the error estimate has used (by coarse model; dropped with it).
+_FINE_MODELS: weakref.WeakKeyDictionary[RodModel, dict[tuple[int, tuple[float, ...]], RodModel]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _finer_model(model: RodModel, steps: int, extra: tuple[float, ...]) -> RodModel:
+    """`as_model(model, steps, extra)`, kept per model: a warm-started sequence with error
+    estimates reuses the same finer grid."""
+    known = _FINE_MODELS.setdefault(model, {})
+    key = (steps, extra)
+    if key not in known:
+        known[key] = as_model(model, steps, extra)
+    return known[key]
+
+
+def _solve_once(
+    model: RodModel,
+    inp: StaticLoads,
+    guess: StaticResult | None,
+    rtol: float,
+    max_iter: int,
+    intervals: int | None = None,
 ) -> StaticResult:
     """Newton shooting; `intervals` forces multiple shooting over that many intervals (default:
-    single shooting, multiple shooting when the external load is large)."""
+    single shooting, multiple shooting when the external load is large).
+
+    The answer is the equilibrium reached by moving the inputs gradually from the unloaded
+    robot (or from `guess`'s state): when the change of inputs bends the robot by more than
+    `_DIRECT_LOAD_ANGLE` (external loads and tendons), it is followed by continuation whose
+    steps are accepted only while the tip stays on the branch (`_tip_step_ok`)."""
     if intervals is not None and (not isinstance(intervals, int) or intervals < 1):
         raise ValueError(f"intervals must be a positive integer, got {intervals!r}")
     n_t = model.n_tendons
     length_mode = inp.lengths is not None
     n_unk = 3 + (n_t if length_mode else 0)
-    tau_fixed = inp.tensions if inp.tensions is not None else np.zeros(n_t)
-    L_cmd = inp.lengths if inp.lengths is not None else np.zeros(n_t)
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
     counters = np.zeros(3)
 
-    def run(x: np.ndarray, lam: float, iters: int) -> int:
-        pb = _problem(model, inp, lam)
+    def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float) -> int:
+        pb = _problem(model, target, 1.0)
         return int(
-            _newton(
+            _bounded_newton(
                 x,
                 pb.length_mode,
                 pb.tau_fixed,
@@ -292,64 +589,86 @@ def _solve_shooting(
                 pb.bc,
                 rtol,
                 iters,
+                bound,
                 Y,
                 X,
                 counters,
             )
         )
 
-    # Starting point: the guess, or the straight-robot moment (and PCC tensions).
+    def follow(
+        start: StaticLoads, x_start: np.ndarray, dmu: float
+    ) -> tuple[np.ndarray, float, int]:
+        # Move the inputs from `start` (an equilibrium at x_start) to `inp` with adaptive
+        # increments and a secant predictor; a step is kept only if Newton converged with
+        # bounded steps and the tip stayed on the branch (else it is halved).
+        mu, mu_prev, solves, st = 0.0, 0.0, 0, 0
+        x_mu, x_prev = x_start.copy(), None
+        run(x_mu, start, 0, np.inf)  # the starting shape (on this model's base pose)
+        tip_mu, tip_prev = Y[-1, 0:3].copy(), None
+        dmu_max = max(dmu, 0.5)
+        while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+            trial = min(1.0, mu + dmu)
+            ratio = (trial - mu) / (mu - mu_prev) if x_prev is not None and mu > mu_prev else 0.0
+            x = x_mu.copy()
+            if x_prev is not None:
+                x += (x_mu - x_prev) * ratio
+            inp_t = _blend(start, inp, trial)
+            assert inp_t is not None
+            st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND)
+            solves += 1
+            if st == 0 and not _tip_step_ok(model, Y[-1, 0:3], tip_mu, tip_prev, ratio):
+                st = 5
+            if st == 0:
+                x_prev, mu_prev, tip_prev = x_mu, mu, tip_mu
+                x_mu, mu, tip_mu = x.copy(), trial, Y[-1, 0:3].copy()
+                dmu = min(2.0 * dmu, dmu_max)
+            else:
+                dmu *= 0.5
+                if dmu < _MIN_LOAD_STEP:
+                    break
+        if mu < 1.0:
+            inp_mu = _blend(start, inp, mu)
+            assert inp_mu is not None
+            run(x_mu, inp_mu, 0, np.inf)  # leave the arrays describing the last equilibrium
+            return x_mu, mu, st or 1
+        return x_mu, 1.0, 0
+
+    # The state a warm start moves from: the guess's unknowns and the loads it balances.
     x0 = np.zeros(n_unk)
+    start: StaticLoads | None = None
+    x_guess = np.zeros(n_unk)
     if guess is not None:
         if guess.tendon_tension.shape != (n_t,) or guess.base_moment.shape != (3,):
             raise ValueError(
                 f"guess must be a result for a robot with {n_t} tendons, "
                 f"got one with {guess.tendon_tension.shape[0]}"
             )
-        same_grid = guess.positions.shape == (model.n_nodes, 3)
+        on_grid = _resampled(model, guess)
+        same_grid = on_grid is not None
         moment = _base_moment_on_shape(
-            model, _loads_at(model, inp, 1.0), guess.positions if same_grid else None
+            model, _loads_at(model, inp, 1.0), on_grid[0] if on_grid is not None else None
         )
-        old = guess.warm.load_moments if guess.warm is not None else None
+        old = None
+        if guess.warm is not None and on_grid is not None:
+            # The guess's load moments, on its own grid: their base value is what counts.
+            old = guess.warm.load_moments
         # The guess's own unknown plus the change of the loads' moment on its shape: exact
         # when the loads are unchanged, the rigid-body predictor when they move.
         x0[:3] = guess.base_moment + (moment - old[0]) if same_grid and old is not None else moment
         if length_mode:
             x0[3:] = guess.tendon_tension
+        balanced = guess.warm.balanced_loads if guess.warm is not None else None
+        if balanced is not None and _blend(balanced, inp, 0.0) is not None:
+            start = balanced
+            x_guess[:3] = guess.base_moment
+            if length_mode:
+                x_guess[3:] = guess.tendon_tension
     else:
         x0[:3] = _base_moment_on_shape(model, _loads_at(model, inp, 1.0), None)
         if length_mode:
-            x0[3:] = _pcc_tensions(model, L_cmd)
-
-    def continuation(dlam: float, dlam_max: float = 0.5) -> tuple[np.ndarray, float, int]:
-        # Ramp every load from the unloaded robot with adaptive increments; this follows the
-        # equilibrium branch a physical robot follows as the load grows.
-        lam = 0.0
-        x_lam = np.zeros(n_unk)
-        x_prev: np.ndarray | None = None
-        lam_prev = 0.0
-        solves = 0
-        st = 0
-        while lam < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
-            trial = min(1.0, lam + dlam)
-            x = x_lam.copy()
-            if x_prev is not None and lam > lam_prev:
-                # Secant predictor along the load path.
-                x += (x_lam - x_prev) * (trial - lam) / (lam - lam_prev)
-            st = run(x, trial, 12)
-            solves += 1
-            if st == 0:
-                x_prev, lam_prev = x_lam, lam
-                x_lam, lam = x.copy(), trial
-                dlam = min(2.0 * dlam, dlam_max)
-            else:
-                dlam *= 0.5
-                if dlam < _MIN_LOAD_STEP:
-                    break
-        if lam < 1.0:
-            run(x_lam, lam, 0)  # leave the arrays describing the last converged load level
-            return x_lam, lam, st or 1
-        return x_lam, 1.0, 0
+            assert inp.lengths is not None
+            x0[3:] = _pcc_tensions(model, inp.lengths)
 
     # Load number ~ P L^2 / EI: the largest distal force (tendons are internal) or the base
     # moment of the loads on the straight robot, over the bending stiffness. It sets both the
@@ -362,31 +681,47 @@ def _solve_shooting(
         K = min(_MAX_INTERVALS, intervals)
         out = _solve_multiple(model, inp, guess, K, rtol, max_iter)
         return out
-    # A cold start under a large external load goes straight to continuation: Newton from
-    # the straight robot can land on a looped (unstable) equilibrium branch.
-    if guess is None and load_angle > _DIRECT_LOAD_ANGLE:
-        step = _DIRECT_LOAD_ANGLE / load_angle
-        x, lam_reached, status = continuation(step, step)
+    zero = _zero_inputs(model, inp)
+    origin = start if start is not None else zero
+    # How far the inputs move (external loads and tendon bending): a long path goes through
+    # continuation, since Newton started far away can land on another equilibrium branch. A
+    # warm start also goes directly when a cold solve of the target would (a short path
+    # from rest); a guess without the loads it balances (an observer update) is only a
+    # starting point.
+    direct = guess is not None and start is None
+    direct = direct or _direct_ok(model, zero, inp, load_angle)
+    direct = direct or (start is not None and _direct_ok(model, start, inp))
+    if not direct:
+        bending = _bending_number(model, origin, inp)
+        x, lam_reached, status = follow(origin, x_guess, _DIRECT_LOAD_ANGLE / max(bending, 1e-12))
     else:
         x = x0.copy()
-        status = run(x, 1.0, max_iter)
+        status = run(x, inp, max_iter, _DIRECT_STEP_BOUND)
         lam_reached = 1.0
         # A stall at a residual already at round-off level (rtol set below it) keeps the
-        # full-load answer and reports the stall; any other failure ramps the load.
+        # full-load answer and reports the stall; any other failure follows the input path.
         if status != 0 and not (status == 2 and counters[2] <= _ROUND_OFF_RESIDUAL):
-            x, lam_reached, status = continuation(0.25)
-    loads = _loads_at(model, inp, lam_reached)
-    tau = x[3:].copy() if length_mode else lam_reached * tau_fixed
+            origin = start if start is not None else zero
+            x, lam_reached, status = follow(origin, x_guess, 0.25)
+    # A failed warm march (not a jump) falls back to the ramp from the unloaded robot.
+    if status not in (0, 5) and start is not None:
+        origin = zero
+        x, lam_reached, status = follow(zero, np.zeros(n_unk), 0.25)
+    reached = _blend(origin, inp, lam_reached)
+    assert reached is not None
+    loads = _loads_at(model, reached, 1.0)
+    tau = x[3:].copy() if length_mode else np.array(reached.tensions, dtype=float)
     if length_mode:
         # A slack tendon carries exactly no tension (Newton leaves ~1e-27 of round-off).
-        L_lam = model.tendon_rest_length + lam_reached * (L_cmd - model.tendon_rest_length)
-        tau[Y[-1, 15 : 15 + n_t] <= L_lam] = 0.0
+        assert reached.lengths is not None
+        tau[Y[-1, 15 : 15 + n_t] <= reached.lengths] = 0.0
     if status == 0:
         message = "converged"
     else:
+        where = "of the load" if origin is zero else "of the way from the guess's loads"
         message = (
             f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
-            f"the equilibrium at {100 * lam_reached:.1f}% of the load"
+            f"the equilibrium at {100 * lam_reached:.1f}% {where}"
         )
     return _assemble(
         model,
@@ -403,5 +738,5 @@ def _solve_shooting(
         lam_reached,
         inputs=inp,
         # The loads this shape is in equilibrium with (warm starts march from them).
-        balanced_loads=_blend(_zero_inputs(model, inp), inp, lam_reached),
+        balanced_loads=reached,
     )

@@ -70,7 +70,9 @@ def solve_static(
     steps : integration steps along the backbone (default from the model).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
-        over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`.
+        over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
+        `error_estimate=True` fills `tip_error` [m] by step doubling and refines the grid until
+        it meets `tol` [m] (default 1e-6 of the length; giving `tol` also turns it on).
 
     Returns
     -------
@@ -90,7 +92,7 @@ def solve_static(
     )
     if options and method != "shooting":
         raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
-    unknown = set(options) - {"intervals"}
+    unknown = set(options) - {"intervals", "error_estimate", "tol"}
     if unknown:
         raise ValueError(f"unknown option {sorted(unknown)[0]!r} for method {method!r}")
     return METHODS[method](model, inp, guess, float(rtol), max_iter, **options)

@@ -1,0 +1,164 @@
+"""Branch safety of the default static solve (issue 19, item 0): random heavy 3-D loads on 2-3
+segment TDCRs land on the equilibrium reached by applying the loads gradually, or fail with a
+message; never on another branch with success. Also the tip error estimate.
+
+The cases are those of `dev/wrong_branch_probe.py 1 100` (same generator, same seed); cases 25,
+60 and 66 returned success on another branch 118-210 mm away before continuation bounded its
+steps by the tip's motion. The reference tips come from the probe's 200-step warm-started ramp
+(run with the solver before this change; a ramp this fine follows the branch).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import softrod
+from reference.robots import tdcr3_dict
+from softrod.rods import compile_model
+from softrod.sim import QuasiStaticSim
+
+#: Reference tip [m] of each case (probe seed 1, index -> 200-step ramp).
+REFERENCE_TIPS = {
+    25: (-0.129638516, 0.020773182, -0.020898326),
+    60: (-0.017194268, -0.014746989, -0.053386628),
+    66: (0.07768773, 0.045768577, 0.048466383),
+    0: (0.000229464, -0.072968271, 0.206069366),
+    1: (-0.031005623, -0.144781791, -0.057584664),
+    2: (-0.050947961, -0.013115255, 0.134219793),
+    3: (0.082913484, -0.160722188, -0.004578911),
+    4: (0.01649784, -0.05792183, 0.145906567),
+    5: (-0.124818799, -0.057905553, -0.057045786),
+    6: (-0.053622188, -0.175293751, 0.106467302),
+    7: (-0.112017764, -0.05095688, -0.068738114),
+    8: (-0.070783937, 0.049660247, 0.011548875),
+    9: (-0.096459821, -0.025118581, 0.004107528),
+    10: (0.038183891, -0.15530542, 0.151367287),
+    11: (0.005013505, -0.098513275, 0.125097079),
+}
+#: The probe's threshold: an answer farther than this from the ramp is on another branch.
+BRANCH_TOL = 1e-3  # [m]
+
+
+def _probe_cases(seed: int, n: int) -> list[tuple[softrod.RobotSpec, dict]]:
+    """The generator of `dev/wrong_branch_probe.py` (F L^2 / EI 4-50, tendons up to 2.5 N,
+    gravity, a distributed load), consuming the random stream the same way."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        d = tdcr3_dict(str(rng.choice(["kirchhoff", "cosserat"])))
+        nseg = int(rng.integers(2, 4))
+        d["segments"] = d["segments"][:nseg]
+        spec = softrod.load_robot(d)
+        L = 0.062 * nseg
+        EI = 60e9 * math.pi * 0.0005**4 / 4
+        F = rng.uniform(4, 50) * EI / L**2
+        loads = dict(
+            tensions=(
+                rng.uniform(0, 2.5, spec.n_tendons) * (rng.random(spec.n_tendons) < 0.6)
+            ).tolist(),
+            tip_force=(F * rng.normal(size=3) / math.sqrt(3)).tolist(),
+            gravity=[0, 0, -9.81],
+            distributed_force=(rng.normal(size=3) * 0.5 * EI / L**3).tolist(),
+        )
+        out.append((spec, loads))
+    return out
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return _probe_cases(1, 1 + max(REFERENCE_TIPS))
+
+
+@pytest.mark.parametrize("index", sorted(REFERENCE_TIPS))
+def test_default_solve_is_on_the_ramped_branch_or_fails(cases, index):
+    spec, loads = cases[index]
+    sol = softrod.solve_static(spec, **loads)
+    if sol.success:
+        dist = float(np.linalg.norm(sol.tip_position - REFERENCE_TIPS[index]))
+        assert dist < BRANCH_TOL, (
+            f"case {index}: success on another branch {dist * 1e3:.0f} mm away"
+        )
+    else:
+        assert sol.message and "did not converge" in sol.message
+
+
+def test_the_known_wrong_branch_cases_now_succeed(cases):
+    for index in (25, 60, 66):
+        spec, loads = cases[index]
+        sol = softrod.solve_static(spec, **loads)
+        assert sol.success, sol.message
+        np.testing.assert_allclose(sol.tip_position, REFERENCE_TIPS[index], atol=BRANCH_TOL)
+
+
+def test_quasistatic_run_follows_the_branch(cases):
+    """A 10-step QuasiStaticSim ramp of a case that jumped: every warm start ramps from the
+    previous state, so the run ends on the gradually reached equilibrium."""
+    spec, loads = cases[25]
+    lam = np.arange(1, 11)[:, None] / 10.0
+    inputs = {key: lam * np.asarray(value)[None, :] for key, value in loads.items()}
+    hist = QuasiStaticSim(spec, record_shape=False).run(inputs)
+    assert hist.converged.all()
+    np.testing.assert_allclose(hist.tip_position[-1], REFERENCE_TIPS[25], atol=BRANCH_TOL)
+
+
+def test_warm_start_ramps_from_the_guess(cases):
+    """One warm-started solve over the whole load change (guess: the unloaded robot's
+    answer) reaches the same branch as the cold solve and the ramp."""
+    spec, loads = cases[66]
+    model = compile_model(spec)
+    rest = softrod.solve_static(model, tensions=np.zeros(spec.n_tendons))
+    sol = softrod.solve_static(model, guess=rest, **loads)
+    assert sol.success, sol.message
+    np.testing.assert_allclose(sol.tip_position, REFERENCE_TIPS[66], atol=BRANCH_TOL)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tip error estimate (step doubling)
+
+TDCR_LOADS = dict(
+    tensions=[1.5, 0, 0, 0, 0.5, 0, 0, 0, 0.8], gravity=[0, 0, -9.81], tip_force=[0.3, 0, 0]
+)
+
+
+@pytest.fixture(scope="module")
+def tdcr3():
+    return compile_model(softrod.load_robot(tdcr3_dict()))
+
+
+def test_tip_error_is_none_unless_asked(tdcr3):
+    sol = softrod.solve_static(tdcr3, **TDCR_LOADS)
+    assert sol.tip_error is None
+    assert sol.to_dict()["tip_error"] is None
+
+
+def test_tip_error_estimates_the_true_error(tdcr3):
+    sol = softrod.solve_static(tdcr3, error_estimate=True, **TDCR_LOADS)
+    assert sol.success and sol.tip_error is not None
+    fine = softrod.solve_static(tdcr3, steps=2048, **TDCR_LOADS)
+    true = float(np.linalg.norm(sol.tip_position - fine.tip_position))
+    # Step doubling of RK4: the estimate is within tens of percent of the error.
+    assert 0.5 * true <= sol.tip_error <= 2.0 * true
+    assert sol.to_dict()["tip_error"] == sol.tip_error
+
+
+def test_tol_refines_the_grid_until_met(tdcr3):
+    coarse = softrod.solve_static(tdcr3, error_estimate=True, **TDCR_LOADS)
+    tol = coarse.tip_error / 10.0
+    sol = softrod.solve_static(tdcr3, tol=tol, **TDCR_LOADS)
+    assert sol.success and sol.tip_error <= tol
+    assert sol.s.size > coarse.s.size
+    fine = softrod.solve_static(tdcr3, steps=2048, **TDCR_LOADS)
+    assert np.linalg.norm(sol.tip_position - fine.tip_position) <= 2.0 * tol
+
+
+def test_unmet_tol_is_said_in_the_message(tdcr3):
+    sol = softrod.solve_static(tdcr3, tol=1e-18, **TDCR_LOADS)
+    assert "does not meet tol" in sol.message
+
+
+def test_bad_tol_is_refused(tdcr3):
+    with pytest.raises(ValueError, match="tol"):
+        softrod.solve_static(tdcr3, tol=-1.0, **TDCR_LOADS)
