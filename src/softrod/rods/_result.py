@@ -52,6 +52,9 @@ class StaticResult:
     load reached (1 on success). residual : final scaled boundary residual (dimensionless).
     inputs : the checked loads that were asked for (what `tip_jacobian` differentiates with
     respect to). warm : the state `guess=` reuses (None for "pcc", which has none).
+    stable : True when the equilibrium is a strict local minimum of the potential energy,
+    False when it is not, None when not checked (`solve_static(..., check_stability=True)`;
+    docs/stability.md).
     """
 
     method: str
@@ -74,6 +77,7 @@ class StaticResult:
     load_scale: float = 1.0
     inputs: StaticLoads = field(kw_only=True)
     warm: WarmStart | None = field(default=None, kw_only=True)
+    stable: bool | None = field(default=None, kw_only=True)
 
     @property
     def tip_position(self) -> np.ndarray:
@@ -96,6 +100,7 @@ class StaticResult:
             "nit": self.nit,
             "nfev": self.nfev,
             "load_scale": self.load_scale,
+            "stable": self.stable,
             "tip_position": self.tip_position.tolist(),
             "tip_rotation": self.tip_rotation.tolist(),
             "tendon_tension": self.tendon_tension.tolist(),
