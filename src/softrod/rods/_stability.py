@@ -4,7 +4,7 @@ The test (Morse's broken-extremal form of the Jacobi test). Perturb the section 
 world-frame rotations eta(s), eta(0) = 0 at the clamped base. The linearised balance laws are
 the Jacobi equations of the energy: in the variables (eta, p) with p = dM - eta x M / 2 (dM the
 change of the total section moment M), they are a linear Hamiltonian system, so the transfer
-map of every integration step is symplectic (checked by `transfer_maps` in the tests). On each
+map of every integration step is symplectic (checked in tests/test_stability.py). On each
 step [s_k, s_k+1] the Jacobi field with given end rotations (eta_k, eta_k+1) has end moments
 (-p_k, p_k+1) = E_k (eta_k, eta_k+1), and the second variation restricted to such piecewise
 Jacobi fields is the block-tridiagonal quadratic form sum_k (eta_k, eta_k+1) . E_k (eta_k,
@@ -43,8 +43,9 @@ __all__: list[str] = []
 #: `StaticResult.status` of an unstable equilibrium from which no stable one was reached.
 STATUS_UNSTABLE = 5
 #: Imperfection sizes tried, as a tip force over EI / L^2 (or a tip moment over EI / L) along
-#: the unstable mode: 1e-2 bends the clamped-free column at 1.001 P_cr ~3x farther than its
-#: buckled shape (a smooth path onto the branch), the larger ones are retries.
+#: the unstable mode: 1e-2 is small against any load that buckles (P_cr L^2 / EI >= 2.47 for a
+#: clamped-free rod) so removing it is a short warm-started path, yet it tilts the ramp from rest
+#: onto one branch at a finite distance from the bifurcation; 1e-1 is the retry.
 _IMPERFECTIONS = (1e-2, 1e-1)
 #: First and largest load-fraction step of the ramp from the unloaded robot.
 _RAMP_STEP = 0.125
@@ -56,17 +57,52 @@ _MAX_TIP_JUMP = 0.2
 
 
 @njit(cache=True)
-def _skew_into(v, out):
-    """out (3, 3) = [v]x."""
-    out[0, 0] = 0.0
-    out[0, 1] = -v[2]
-    out[0, 2] = v[1]
-    out[1, 0] = v[2]
-    out[1, 1] = 0.0
-    out[1, 2] = -v[0]
-    out[2, 0] = -v[1]
-    out[2, 1] = v[0]
-    out[2, 2] = 0.0
+def _mm3(a, b, out):
+    """out (3, 3) = a @ b for 3 x 3 arrays (explicit loops: BLAS calls cost more here)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
+
+
+@njit(cache=True)
+def _inv3(a, out):
+    """out (3, 3) = a^-1 by cofactors; returns det(a) (out is garbage when it is 0)."""
+    c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
+    c01 = a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]
+    c02 = a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]
+    det = a[0, 0] * c00 + a[1, 0] * c01 + a[2, 0] * c02
+    if det == 0.0:
+        return 0.0
+    inv = 1.0 / det
+    out[0, 0] = c00 * inv
+    out[0, 1] = c01 * inv
+    out[0, 2] = c02 * inv
+    out[1, 0] = (a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]) * inv
+    out[1, 1] = (a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]) * inv
+    out[1, 2] = (a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]) * inv
+    out[2, 0] = (a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]) * inv
+    out[2, 1] = (a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]) * inv
+    out[2, 2] = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]) * inv
+    return det
+
+
+@njit(cache=True)
+def _negative_count3(d):
+    """Negative eigenvalues of a symmetric 3 x 3 d (Sylvester: the signs of the leading-minor
+    ratios); -1 when d is singular."""
+    m1 = d[0, 0]
+    m2 = d[0, 0] * d[1, 1] - d[0, 1] * d[1, 0]
+    m3 = (
+        d[0, 0] * (d[1, 1] * d[2, 2] - d[1, 2] * d[2, 1])
+        - d[0, 1] * (d[1, 0] * d[2, 2] - d[1, 2] * d[2, 0])
+        + d[0, 2] * (d[1, 0] * d[2, 1] - d[1, 1] * d[2, 0])
+    )
+    if m3 == 0.0:
+        return -1
+    if m1 == 0.0 or m2 == 0.0:
+        # A zero leading minor: fall back to the eigenvalues.
+        return int(np.sum(np.linalg.eigvalsh(d) < 0.0))
+    return int(m1 < 0.0) + int(m2 / m1 < 0.0) + int(m3 / m2 < 0.0)
 
 
 @njit(cache=True)
@@ -82,46 +118,34 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
     z = np.empty(ny * 7)
     Ys = np.empty((n_nodes, ny))
     Xs = np.empty((n_nodes, 6))
+    p0 = np.empty(3)
     R0 = np.empty((3, 3))
-    R1 = np.empty((3, 3))
-    dR = np.empty((3, 3))
+    M0 = np.empty(3)
+    l0 = np.empty(n_t)
     raw = np.empty((6, 6))
-    world = np.empty((6, 6))
-    S0 = np.empty((3, 3))
-    S1 = np.empty((3, 3))
+    W = np.empty((6, 6))
     for k in range(n_nodes - 1):
         for a in range(3):
+            p0[a] = Y[k, a]
+            M0[a] = Y[k, 12 + a]
             for c in range(3):
                 R0[a, c] = Y[k, 3 + 3 * a + c]
-        ok = _evaluate_interval(
-            Y[k, 0:3].copy(),
-            R0,
-            Y[k, 12:15].copy(),
-            Y[k, 15:ny].copy(),
-            tau,
-            True,
-            0,
-            geo,
-            ld,
-            k,
-            k + 1,
-            Ys,
-            Xs,
-            z,
-        )
-        if not ok:
+        for i in range(n_t):
+            l0[i] = Y[k, 15 + i]
+        if not _evaluate_interval(p0, R0, M0, l0, tau, True, 0, geo, ld, k, k + 1, Ys, Xs, z):
             return False
-        for a in range(3):
-            for c in range(3):
-                R1[a, c] = z[3 + 3 * a + c]
         # Directions 0-2 rotate the start frame by R0 e_d (world), 3-5 move M(s_k) by e_d:
         # read the end rotation as world eta = vee(dR R1^T) and the end moment change dM.
         for d in range(6):
             o = ny * (1 + d)
             for a in range(3):
                 for c in range(3):
-                    dR[a, c] = z[o + 3 + 3 * a + c]
-            W = dR @ R1.T
+                    # (dR R1^T)[a, c] with R1 the end frame.
+                    W[a, c] = (
+                        z[o + 3 + 3 * a] * z[3 + 3 * c]
+                        + z[o + 4 + 3 * a] * z[4 + 3 * c]
+                        + z[o + 5 + 3 * a] * z[5 + 3 * c]
+                    )
             raw[0, d] = 0.5 * (W[2, 1] - W[1, 2])
             raw[1, d] = 0.5 * (W[0, 2] - W[2, 0])
             raw[2, d] = 0.5 * (W[1, 0] - W[0, 1])
@@ -130,77 +154,104 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
         # World-frame start rotations: the first three columns act on R0^T eta.
         for a in range(6):
             for c in range(3):
-                world[a, c] = raw[a, 0] * R0[c, 0] + raw[a, 1] * R0[c, 1] + raw[a, 2] * R0[c, 2]
-                world[a, 3 + c] = raw[a, 3 + c]
-        # Symplectic momenta p = dM - eta x M / 2 = dM - S eta, S = [-M / 2]x, at both ends:
-        # (eta, p)_1 = T(M1) world T(M0)^-1 (eta, p)_0 with T(M) = [[I, 0], [-S, I]].
-        _skew_into(-0.5 * Y[k, 12:15], S0)
-        _skew_into(-0.5 * z[12:15], S1)
-        wa = world[0:3, 0:3].copy()
-        wb = world[0:3, 3:6].copy()
-        wc = world[3:6, 0:3].copy()
-        wd = world[3:6, 3:6].copy()
-        top = wa + wb @ S0
-        maps_out[k, 0:3, 0:3] = top
-        maps_out[k, 0:3, 3:6] = wb
-        maps_out[k, 3:6, 0:3] = wc + wd @ S0 - S1 @ top
-        maps_out[k, 3:6, 3:6] = wd - S1 @ wb
+                W[a, c] = raw[a, 0] * R0[c, 0] + raw[a, 1] * R0[c, 1] + raw[a, 2] * R0[c, 2]
+                W[a, 3 + c] = raw[a, 3 + c]
+        # Symplectic momenta p = dM - eta x M / 2 at both ends: with S = [M / 2]x,
+        # (eta, p)_1 = T(M1) W T(M0)^-1 (eta, p)_0 and T(M) = [[I, 0], [S, I]].
+        s0 = 0.5 * M0[0], 0.5 * M0[1], 0.5 * M0[2]
+        s1 = 0.5 * z[12], 0.5 * z[13], 0.5 * z[14]
+        for a in range(6):
+            # Right factor T(M0)^-1 = [[I, 0], [-S0, I]]: column c of the eta block gets
+            # -sum_j W[a, 3 + j] S0[j, c].
+            w3, w4, w5 = W[a, 3], W[a, 4], W[a, 5]
+            W[a, 0] -= w4 * s0[2] - w5 * s0[1]
+            W[a, 1] -= -w3 * s0[2] + w5 * s0[0]
+            W[a, 2] -= w3 * s0[1] - w4 * s0[0]
+        for c in range(6):
+            # Left factor T(M1): the p rows get + S1 (eta rows).
+            e0, e1, e2 = W[0, c], W[1, c], W[2, c]
+            maps_out[k, 0, c] = e0
+            maps_out[k, 1, c] = e1
+            maps_out[k, 2, c] = e2
+            maps_out[k, 3, c] = W[3, c] + (-s1[2] * e1 + s1[1] * e2)
+            maps_out[k, 4, c] = W[4, c] + (s1[2] * e0 - s1[0] * e2)
+            maps_out[k, 5, c] = W[5, c] + (-s1[1] * e0 + s1[0] * e1)
     return True
 
 
 @njit(cache=True)
-def _second_variation_inertia(maps, pivots_out):
+def _second_variation_inertia(maps):
     """Number of negative eigenvalues of the condensed second variation (see module doc).
 
-    maps : (n_steps, 6, 6) step transfer maps of (eta, p). pivots_out : (n_steps,) receives the
-    smallest eigenvalue of each block pivot D_k of the LDL^T factorisation [N m], scaled by
-    the step length (so that it reads as a stiffness EI-like) -- pivots_out[-1] is the tip's.
-    Returns the count (-1 when a pivot is singular or the maps are not invertible).
+    maps : (n_steps, 6, 6) step transfer maps of (eta, p). Returns the count, or -1 when a
+    block is singular (an equilibrium at a stability boundary).
     """
     n = maps.shape[0]
-    E = np.empty((6, 6))
-    D = np.zeros((3, 3))
-    C = np.zeros((3, 3))  # coupling of the previous node to this one
-    Dprev = np.eye(3)
+    a = np.empty((3, 3))
+    b = np.empty((3, 3))
+    c = np.empty((3, 3))
+    d = np.empty((3, 3))
+    bi = np.empty((3, 3))
+    t1 = np.empty((3, 3))
+    t2 = np.empty((3, 3))
+    E00 = np.empty((3, 3))
+    E01 = np.empty((3, 3))
+    E11 = np.empty((3, 3))
+    D = np.zeros((3, 3))  # the pivot being built for the current node
+    C = np.zeros((3, 3))  # coupling of the previous node to the current one
+    Dinv = np.zeros((3, 3))
     negative = 0
-    for k in range(n):
-        a = maps[k, 0:3, 0:3].copy()
-        b = maps[k, 0:3, 3:6].copy()
-        c = maps[k, 3:6, 0:3].copy()
-        d = maps[k, 3:6, 3:6].copy()
-        if abs(np.linalg.det(b)) == 0.0:
-            return -1
-        bi = np.linalg.inv(b)
-        # (-p_k, p_k+1) = E (eta_k, eta_k+1); symmetric part (see module doc).
-        E[0:3, 0:3] = bi @ a
-        E[0:3, 3:6] = -bi
-        E[3:6, 0:3] = c - d @ bi @ a
-        E[3:6, 3:6] = d @ bi
-        Es = 0.5 * (E + E.T)
-        if k > 0:
-            # Finish node k's pivot: its own blocks minus the previous elimination.
-            D += Es[0:3, 0:3]
-            if k > 1:
-                D -= C.T @ np.linalg.solve(Dprev, C)
-            Ds = 0.5 * (D + D.T)
-            ev = np.linalg.eigvalsh(Ds)
-            pivots_out[k - 1] = ev[0]
-            if ev[0] == 0.0:
+    for k in range(n + 1):
+        if k < n:
+            for i in range(3):
+                for j in range(3):
+                    a[i, j] = maps[k, i, j]
+                    b[i, j] = maps[k, i, 3 + j]
+                    c[i, j] = maps[k, 3 + i, j]
+                    d[i, j] = maps[k, 3 + i, 3 + j]
+            if _inv3(b, bi) == 0.0:
                 return -1
-            negative += int(np.sum(ev < 0.0))
-            Dprev = Ds.copy()
-        C = Es[0:3, 3:6].copy()
-        D = Es[3:6, 3:6].copy()
-        Dprev = Dprev.copy()
-    # The free tip: no step beyond it.
-    if n > 1:
-        D -= C.T @ np.linalg.solve(Dprev, C)
-    Ds = 0.5 * (D + D.T)
-    ev = np.linalg.eigvalsh(Ds)
-    pivots_out[n - 1] = ev[0]
-    if ev[0] == 0.0:
-        return -1
-    negative += int(np.sum(ev < 0.0))
+            # (-p_k, p_k+1) = E (eta_k, eta_k+1), E = [[b^-1 a, -b^-1], [c - d b^-1 a, d b^-1]];
+            # its symmetric part (module doc): E00, E01 (and E10 = E01^T), E11.
+            _mm3(bi, a, t1)
+            _mm3(d, t1, t2)
+            _mm3(d, bi, E11)
+            for i in range(3):
+                for j in range(3):
+                    E00[i, j] = 0.5 * (t1[i, j] + t1[j, i])
+                    E01[i, j] = 0.5 * (-bi[i, j] + c[j, i] - t2[j, i])
+            for i in range(3):
+                for j in range(i + 1):
+                    s = 0.5 * (E11[i, j] + E11[j, i])
+                    E11[i, j] = s
+                    E11[j, i] = s
+        if k > 0:
+            # Finish node k's pivot: the left step's E11 (in D) plus the right step's E00,
+            # minus the elimination of node k - 1 (C^T Dinv C).
+            if k < n:
+                for i in range(3):
+                    for j in range(3):
+                        D[i, j] += E00[i, j]
+            if k > 1:
+                _mm3(Dinv, C, t1)
+                for i in range(3):
+                    for j in range(3):
+                        D[i, j] -= C[0, i] * t1[0, j] + C[1, i] * t1[1, j] + C[2, i] * t1[2, j]
+            for i in range(3):
+                for j in range(i + 1):
+                    s = 0.5 * (D[i, j] + D[j, i])
+                    D[i, j] = s
+                    D[j, i] = s
+            count = _negative_count3(D)
+            if count < 0:
+                return -1
+            negative += count
+            _inv3(D, Dinv)
+        if k < n:
+            for i in range(3):
+                for j in range(3):
+                    C[i, j] = E01[i, j]
+                    D[i, j] = E11[i, j]
     return negative
 
 
@@ -242,8 +293,7 @@ def is_stable(model: RodModel, result: StaticResult) -> bool | None:
     maps = stability_maps(model, result)
     if maps is None:
         return None
-    pivots = np.empty(maps.shape[0])
-    return bool(_second_variation_inertia(maps, pivots) == 0)
+    return bool(_second_variation_inertia(maps) == 0)
 
 
 def _condensed_matrix(maps: np.ndarray) -> np.ndarray:
@@ -358,8 +408,7 @@ def stable_equilibrium(
     maps = stability_maps(model, result)
     if maps is None:
         return dataclasses.replace(result, stable=None)
-    pivots = np.empty(maps.shape[0])
-    n_neg = _second_variation_inertia(maps, pivots)
+    n_neg = _second_variation_inertia(maps)
     if n_neg == 0:
         return dataclasses.replace(result, stable=True)
     L = model.total_length

@@ -74,8 +74,8 @@ def solve_static(
         variation, docs/stability.md) and set `result.stable`; an unstable equilibrium is
         replaced by the stable one reached by loading with a small imperfection along the
         unstable mode (said in `message`), or returned with success=False when none is
-        reached. Off by default: it costs about one more integration with six sensitivity
-        directions, more than 20 % of a warm-started solve (`STABILITY_COST` in the docs).
+        reached. Off by default: it costs one more integration with six sensitivity
+        directions, more than 20 % of a warm-started solve (measured in docs/stability.md).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`.
