@@ -9,6 +9,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
+from scipy.linalg import null_space
 from scipy.optimize import brentq
 from scipy.special import ellipe, ellipk, jv
 
@@ -19,6 +20,7 @@ from softrod.mujoco import settle
 from softrod.rods import as_model
 from softrod.rods._stability import (
     STATUS_UNSTABLE,
+    _condensed_matrix,
     is_stable,
     stability_maps,
     stable_equilibrium,
@@ -29,6 +31,10 @@ from softrod.validate import make_model
 #: the closed-form critical load. The RK4 grid moves the boundary by 1e-7 (Euler) and 3.5e-7
 #: (Greenhill) relative, measured by bisection, far inside the margin.
 CRITICAL_MARGIN = 1e-3
+#: Grid of the clamped-clamped check: its tip-position constraint is the trapezoid rule on the
+#: step nodes (O(h^2)); with 64 steps the second critical load moves by 1.7e-4 relative and the
+#: first by 1.5e-6 (measured by bisection), inside CRITICAL_MARGIN.
+CLAMPED_STEPS = 64
 #: Post-buckled tip against the elliptic-integral elastica [fraction of L]: the default grid's
 #: RK4 error, measured 1.1e-6 at 1.5 P_cr and 3.8e-6 at 3 P_cr; at 1.001 P_cr the amplitude
 #: ~ sqrt(P / P_cr - 1) magnifies the grid's 1e-7 shift of P_cr to 2.8e-6.
@@ -138,6 +144,43 @@ def test_upright_softmanisim_robot_droops():
     res = softrod.solve_static(upright, gravity=[0, 0, -9.81], check_stability=True)
     assert res.success and res.stable is True, res.message
     np.testing.assert_allclose(res.tip_position, [0.170, 0.0, 0.040], atol=DROOP_ATOL)
+
+
+def _clamped_clamped_index(model, P: float) -> int:
+    """Negative directions of the straight column under an axial force P [N] with both ends
+    clamped: the condensed second variation restricted to eta(L) = 0 and a fixed tip position,
+    int eta x p' ds = 0 (trapezoid rule on the nodes)."""
+    res = softrod.solve_static(model, tip_force=[0, 0, -P])
+    maps = stability_maps(model, res)
+    H = _condensed_matrix(maps)
+    n = maps.shape[0]
+    A = np.zeros((6, 3 * n))
+    A[0:3, 3 * (n - 1) :] = np.eye(3)
+    for k, (dx, dy, dz) in enumerate(np.diff(res.positions, axis=0)):
+        # (eta_k + eta_k+1) / 2 x dp_k = -[dp_k]x (eta_k + eta_k+1) / 2, eta_0 = 0.
+        C = -0.5 * np.array([[0.0, -dz, dy], [dz, 0.0, -dx], [-dy, dx, 0.0]])
+        if k > 0:
+            A[3:6, 3 * (k - 1) : 3 * k] += C
+        A[3:6, 3 * k : 3 * k + 3] += C
+    Z = null_space(A)
+    return int(np.sum(np.linalg.eigvalsh(Z.T @ H @ Z) < 0.0))
+
+
+def test_clamped_clamped_first_and_second_modes():
+    """Clamped-clamped column: the first mode buckles at 4 pi^2 EI / L^2, the second
+    (antisymmetric, tan(k L / 2) = k L / 2) at 80.763 EI / L^2; each is a pair of directions
+    (the rod is axisymmetric)."""
+    model = as_model(softrod.load_robot(ROD), CLAMPED_STEPS, ())
+    EI = float(model.K_bt[0, 0])
+    L = model.total_length
+    x = brentq(lambda y: math.tan(y) - y, math.pi + 0.1, 1.5 * math.pi - 1e-9)
+    P1 = 4 * math.pi**2 * EI / L**2
+    P2 = (2 * x) ** 2 * EI / L**2
+    below, above = 1 - CRITICAL_MARGIN, 1 + CRITICAL_MARGIN
+    assert _clamped_clamped_index(model, below * P1) == 0
+    assert _clamped_clamped_index(model, above * P1) == 2
+    assert _clamped_clamped_index(model, below * P2) == 2
+    assert _clamped_clamped_index(model, above * P2) == 4
 
 
 # ---------------------------------------------------------------------------------------------
