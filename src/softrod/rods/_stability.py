@@ -255,14 +255,14 @@ def _second_variation_inertia(maps):
     return negative
 
 
-def _node_states(result: StaticResult) -> np.ndarray:
-    """The kernels' node states Y (n_nodes, 15 + n_t) of a result (tendon lengths unused)."""
+def _node_states(result: StaticResult, total_moment: np.ndarray) -> np.ndarray:
+    """The kernels' node states Y (n_nodes, 15 + n_t) of a result whose total section moment
+    is total_moment (n_nodes, 3) [N m] (tendon lengths, unused by the test, are left 0)."""
     n = result.s.shape[0]
     Y = np.zeros((n, 15 + result.tendon_tension.shape[0]))
     Y[:, 0:3] = result.positions
     Y[:, 3:12] = result.rotations.reshape(n, 9)
-    assert result.warm is not None
-    Y[:, 12:15] = result.warm.total_moment
+    Y[:, 12:15] = total_moment
     return Y
 
 
@@ -270,10 +270,11 @@ def stability_maps(model: RodModel, result: StaticResult) -> np.ndarray | None:
     """Step transfer maps (n_steps, 6, 6) of (eta, p) at a converged shooting result, or None
     where the test does not apply (another method, a failed solve, length control)."""
     inp = result.inputs
+    warm = result.warm
     if (
         result.method != "shooting"
         or not result.success
-        or result.warm is None
+        or warm is None
         or inp.lengths is not None
         or result.s.shape[0] != model.n_nodes
     ):
@@ -281,7 +282,8 @@ def stability_maps(model: RodModel, result: StaticResult) -> np.ndarray | None:
     pb = _problem(model, inp, result.load_scale)
     maps = np.empty((model.n_nodes - 1, 6, 6))
     tau = np.ascontiguousarray(pb.tau_fixed)
-    if not _transfer_maps(_node_states(result), tau, pb.geo, pb.ld, maps):
+    Y = _node_states(result, warm.total_moment)
+    if not _transfer_maps(Y, tau, pb.geo, pb.ld, maps):
         return None
     return maps
 
@@ -318,10 +320,11 @@ def _condensed_matrix(maps: np.ndarray) -> np.ndarray:
 
 def unstable_modes(maps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (m,) and rotation fields (m, n_nodes, 3) [rad] of the negative directions of
-    the condensed second variation, most negative first (eta = 0 at the clamped base)."""
+    the condensed second variation, most negative first (eta = 0 at the clamped base); the
+    lowest one alone when none is negative (a marginal equilibrium)."""
     H = _condensed_matrix(maps)
     w, V = np.linalg.eigh(H)
-    neg = np.flatnonzero(w < 0.0)
+    neg = np.flatnonzero(w < 0.0) if w[0] < 0.0 else np.array([0])
     n_nodes = maps.shape[0] + 1
     modes = np.zeros((neg.size, n_nodes, 3))
     for i, j in enumerate(neg):
@@ -342,7 +345,7 @@ def _mode_imperfection(
     mode. Among equally unstable modes (an axisymmetric rod) the one whose tip moves most along
     the base frame's x axis is taken, so the choice is reproducible."""
     w, modes = unstable_modes(maps)
-    near = np.abs(w - w[0]) <= 1e-6 * abs(w[0])
+    near = np.abs(w - w[0]) <= 1e-6 * max(abs(w[0]), np.finfo(float).tiny)
     seg = np.diff(result.positions, axis=0)
     # Tip displacement of each mode: the integral of eta x p' along the rod.
     mid = 0.5 * (modes[near, 1:] + modes[near, :-1])

@@ -2,8 +2,8 @@
 
 The façade: it checks the arguments, compiles the model, builds the `StaticLoads` and hands
 them to a method from the registry (`_methods.METHODS`). The jobs live beside it: inputs
-(`_inputs`), the result (`_result`), the methods (`_shooting`, `_pcc`, `_observer`) and the
-sensitivities (`_sensitivity`).
+(`_inputs`), the result (`_result`), the methods (`_shooting`, `_pcc`, `_observer`), the
+sensitivities (`_sensitivity`) and the stability test (`_stability`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import check_inputs
+from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
@@ -108,7 +108,7 @@ def solve_static(
     if not check_stability:
         return result
 
-    def solve(loads: Any, start: StaticResult | None) -> StaticResult:
+    def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
         return solver(model, loads, start, float(rtol), max_iter, **options)
 
     return stable_equilibrium(model, inp, result, solve)
