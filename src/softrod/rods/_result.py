@@ -54,6 +54,9 @@ class StaticResult:
     respect to). warm : the state `guess=` reuses (None for "pcc", which has none).
     tip_error : estimated discretisation error of the tip position [m] (step doubling), None
         when not estimated (`solve_static(..., error_estimate=True)` or `tol=` estimates it).
+    stable : True when the equilibrium is a strict local minimum of the potential energy,
+    False when it is not, None when not checked (`solve_static(..., check_stability=True)`;
+    docs/stability.md).
     """
 
     method: str
@@ -77,6 +80,7 @@ class StaticResult:
     inputs: StaticLoads = field(kw_only=True)
     warm: WarmStart | None = field(default=None, kw_only=True)
     tip_error: float | None = field(default=None, kw_only=True)
+    stable: bool | None = field(default=None, kw_only=True)
 
     @property
     def tip_position(self) -> np.ndarray:
@@ -100,6 +104,7 @@ class StaticResult:
             "nfev": self.nfev,
             "load_scale": self.load_scale,
             "tip_error": self.tip_error,
+            "stable": self.stable,
             "tip_position": self.tip_position.tolist(),
             "tip_rotation": self.tip_rotation.tolist(),
             "tendon_tension": self.tendon_tension.tolist(),

@@ -2,8 +2,8 @@
 
 The façade: it checks the arguments, compiles the model, builds the `StaticLoads` and hands
 them to a method from the registry (`_methods.METHODS`). The jobs live beside it: inputs
-(`_inputs`), the result (`_result`), the methods (`_shooting`, `_pcc`, `_observer`) and the
-sensitivities (`_sensitivity`).
+(`_inputs`), the result (`_result`), the methods (`_shooting`, `_pcc`, `_observer`), the
+sensitivities (`_sensitivity`) and the stability test (`_stability`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import check_inputs
+from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
+from softrod.rods._stability import stable_equilibrium
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_RTOL", "solve_static"]
 
@@ -45,6 +46,7 @@ def solve_static(
     rtol: float = DEFAULT_RTOL,
     max_iter: int = DEFAULT_MAX_ITER,
     steps: int | None = None,
+    check_stability: bool = False,
     **options: Any,
 ) -> StaticResult:
     """Static equilibrium of a continuum robot.
@@ -68,6 +70,12 @@ def solve_static(
     rtol : tolerance on the scaled boundary residual (see `DEFAULT_RTOL`).
     max_iter : Newton iterations before load continuation takes over.
     steps : integration steps along the backbone (default from the model).
+    check_stability : test the equilibrium's stability (the sign of the energy's second
+        variation, docs/stability.md) and set `result.stable`; an unstable equilibrium is
+        replaced by the stable one reached by loading with a small imperfection along the
+        unstable mode (said in `message`), or returned with success=False when none is
+        reached. Off by default: it costs one more integration with six sensitivity
+        directions, more than 20 % of a warm-started solve (measured in docs/stability.md).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
@@ -95,4 +103,14 @@ def solve_static(
     unknown = set(options) - {"intervals", "error_estimate", "tol"}
     if unknown:
         raise ValueError(f"unknown option {sorted(unknown)[0]!r} for method {method!r}")
-    return METHODS[method](model, inp, guess, float(rtol), max_iter, **options)
+    if not isinstance(check_stability, bool):
+        raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
+    solver = METHODS[method]
+    result = solver(model, inp, guess, float(rtol), max_iter, **options)
+    if not check_stability:
+        return result
+
+    def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
+        return solver(model, loads, start, float(rtol), max_iter, **options)
+
+    return stable_equilibrium(model, inp, result, solve)

@@ -1,0 +1,452 @@
+"""Stability of a static equilibrium: the sign of the energy's second variation (docs/stability.md).
+
+The test (Morse's broken-extremal form of the Jacobi test). Perturb the section frames by
+world-frame rotations eta(s), eta(0) = 0 at the clamped base. The linearised balance laws are
+the Jacobi equations of the energy: in the variables (eta, p) with p = dM - eta x M / 2 (dM the
+change of the total section moment M), they are a linear Hamiltonian system, so the transfer
+map of every integration step is symplectic (checked in tests/test_stability.py). On each
+step [s_k, s_k+1] the Jacobi field with given end rotations (eta_k, eta_k+1) has end moments
+(-p_k, p_k+1) = E_k (eta_k, eta_k+1), and the second variation restricted to such piecewise
+Jacobi fields is the block-tridiagonal quadratic form sum_k (eta_k, eta_k+1) . E_k (eta_k,
+eta_k+1) in the node rotations eta_1..eta_n (the tip is free: its natural condition p = 0).
+By Morse's theorem its number of negative eigenvalues is that of the full second variation,
+and a block LDL^T factorisation counts them (Sylvester's law of inertia). The steps are the
+solver's own RK4 steps, whose sensitivities are exact for the discrete solution, so the test
+changes sign exactly where the shooting Jacobian is singular.
+
+What "stable" means: a strict local minimum of the total potential energy (strain energy, the
+work of dead external forces, and tau_i times the path length of each tendon, which is the
+potential of a tendon held at a constant tension: the section balance of `_static_kernels` is
+the stationarity of W(v, u) + sum_i tau_i |v + u x r_i|). Under tension control every load of
+softrod is then conservative except dead moments (tip and point moments fixed in the world
+frame), whose second variation has an antisymmetric part; the test uses the symmetric part of
+E_k, so with dead moments "stable" means the symmetric (potential) part of the stiffness is
+positive definite. Length control (elastic tendons whose tensions are unknowns) is not checked
+(None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit
+
+from softrod.rods._inputs import StaticLoads, _blend, _problem, _zero_inputs
+from softrod.rods._model import RodModel
+from softrod.rods._result import StaticResult
+from softrod.rods._static_kernels import _evaluate_interval
+
+__all__: list[str] = []
+
+#: `StaticResult.status` of an unstable equilibrium from which no stable one was reached.
+STATUS_UNSTABLE = 5
+#: Imperfection sizes tried, as a tip force over EI / L^2 (or a tip moment over EI / L) along
+#: the unstable mode: 1e-2 is small against any load that buckles (P_cr L^2 / EI >= 2.47 for a
+#: clamped-free rod) so removing it is a short warm-started path, yet it tilts the ramp from rest
+#: onto one branch at a finite distance from the bifurcation; 1e-1 is the retry.
+_IMPERFECTIONS = (1e-2, 1e-1)
+#: First and largest load-fraction step of the ramp from the unloaded robot.
+_RAMP_STEP = 0.125
+#: Smallest ramp step before a path is given up.
+_MIN_RAMP_STEP = 1e-3
+#: A warm-started step whose tip moves more than this fraction of the length is taken for a
+#: branch jump and retried with a smaller step.
+_MAX_TIP_JUMP = 0.2
+
+
+@njit(cache=True)
+def _mm3(a, b, out):
+    """out (3, 3) = a @ b for 3 x 3 arrays (explicit loops: BLAS calls cost more here)."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
+
+
+@njit(cache=True)
+def _inv3(a, out):
+    """out (3, 3) = a^-1 by cofactors; returns det(a) (out is garbage when it is 0)."""
+    c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
+    c01 = a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]
+    c02 = a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]
+    det = a[0, 0] * c00 + a[1, 0] * c01 + a[2, 0] * c02
+    if det == 0.0:
+        return 0.0
+    inv = 1.0 / det
+    out[0, 0] = c00 * inv
+    out[0, 1] = c01 * inv
+    out[0, 2] = c02 * inv
+    out[1, 0] = (a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]) * inv
+    out[1, 1] = (a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]) * inv
+    out[1, 2] = (a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]) * inv
+    out[2, 0] = (a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]) * inv
+    out[2, 1] = (a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]) * inv
+    out[2, 2] = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]) * inv
+    return det
+
+
+@njit(cache=True)
+def _negative_count3(d):
+    """Negative eigenvalues of a symmetric 3 x 3 d (Sylvester: the signs of the leading-minor
+    ratios); -1 when d is singular."""
+    m1 = d[0, 0]
+    m2 = d[0, 0] * d[1, 1] - d[0, 1] * d[1, 0]
+    m3 = (
+        d[0, 0] * (d[1, 1] * d[2, 2] - d[1, 2] * d[2, 1])
+        - d[0, 1] * (d[1, 0] * d[2, 2] - d[1, 2] * d[2, 0])
+        + d[0, 2] * (d[1, 0] * d[2, 1] - d[1, 1] * d[2, 0])
+    )
+    if m3 == 0.0:
+        return -1
+    if m1 == 0.0 or m2 == 0.0:
+        # A zero leading minor: fall back to the eigenvalues.
+        return int(np.sum(np.linalg.eigvalsh(d) < 0.0))
+    return int(m1 < 0.0) + int(m2 / m1 < 0.0) + int(m3 / m2 < 0.0)
+
+
+@njit(cache=True)
+def _transfer_maps(Y, tau, geo, ld, maps_out):
+    """Transfer map of (eta (3,) [rad], p (3,) [N m]) across every step, maps_out (n_steps, 6, 6).
+
+    Y : (n_nodes, 15 + n_t) the equilibrium's node states (`_integrate` layout); tau : (n_t,)
+    [N]; geo, ld : the kernels' model and load tuples. Returns False on a failed integration.
+    """
+    n_nodes = Y.shape[0]
+    n_t = tau.shape[0]
+    ny = 15 + n_t
+    z = np.empty(ny * 7)
+    Ys = np.empty((n_nodes, ny))
+    Xs = np.empty((n_nodes, 6))
+    p0 = np.empty(3)
+    R0 = np.empty((3, 3))
+    M0 = np.empty(3)
+    l0 = np.empty(n_t)
+    raw = np.empty((6, 6))
+    W = np.empty((6, 6))
+    for k in range(n_nodes - 1):
+        for a in range(3):
+            p0[a] = Y[k, a]
+            M0[a] = Y[k, 12 + a]
+            for c in range(3):
+                R0[a, c] = Y[k, 3 + 3 * a + c]
+        for i in range(n_t):
+            l0[i] = Y[k, 15 + i]
+        if not _evaluate_interval(p0, R0, M0, l0, tau, True, 0, geo, ld, k, k + 1, Ys, Xs, z):
+            return False
+        # Directions 0-2 rotate the start frame by R0 e_d (world), 3-5 move M(s_k) by e_d:
+        # read the end rotation as world eta = vee(dR R1^T) and the end moment change dM.
+        for d in range(6):
+            o = ny * (1 + d)
+            for a in range(3):
+                for c in range(3):
+                    # (dR R1^T)[a, c] with R1 the end frame.
+                    W[a, c] = (
+                        z[o + 3 + 3 * a] * z[3 + 3 * c]
+                        + z[o + 4 + 3 * a] * z[4 + 3 * c]
+                        + z[o + 5 + 3 * a] * z[5 + 3 * c]
+                    )
+            raw[0, d] = 0.5 * (W[2, 1] - W[1, 2])
+            raw[1, d] = 0.5 * (W[0, 2] - W[2, 0])
+            raw[2, d] = 0.5 * (W[1, 0] - W[0, 1])
+            for a in range(3):
+                raw[3 + a, d] = z[o + 12 + a]
+        # World-frame start rotations: the first three columns act on R0^T eta.
+        for a in range(6):
+            for c in range(3):
+                W[a, c] = raw[a, 0] * R0[c, 0] + raw[a, 1] * R0[c, 1] + raw[a, 2] * R0[c, 2]
+                W[a, 3 + c] = raw[a, 3 + c]
+        # Symplectic momenta p = dM - eta x M / 2 at both ends: with S = [M / 2]x,
+        # (eta, p)_1 = T(M1) W T(M0)^-1 (eta, p)_0 and T(M) = [[I, 0], [S, I]].
+        s0 = 0.5 * M0[0], 0.5 * M0[1], 0.5 * M0[2]
+        s1 = 0.5 * z[12], 0.5 * z[13], 0.5 * z[14]
+        for a in range(6):
+            # Right factor T(M0)^-1 = [[I, 0], [-S0, I]]: column c of the eta block gets
+            # -sum_j W[a, 3 + j] S0[j, c].
+            w3, w4, w5 = W[a, 3], W[a, 4], W[a, 5]
+            W[a, 0] -= w4 * s0[2] - w5 * s0[1]
+            W[a, 1] -= -w3 * s0[2] + w5 * s0[0]
+            W[a, 2] -= w3 * s0[1] - w4 * s0[0]
+        for c in range(6):
+            # Left factor T(M1): the p rows get + S1 (eta rows).
+            e0, e1, e2 = W[0, c], W[1, c], W[2, c]
+            maps_out[k, 0, c] = e0
+            maps_out[k, 1, c] = e1
+            maps_out[k, 2, c] = e2
+            maps_out[k, 3, c] = W[3, c] + (-s1[2] * e1 + s1[1] * e2)
+            maps_out[k, 4, c] = W[4, c] + (s1[2] * e0 - s1[0] * e2)
+            maps_out[k, 5, c] = W[5, c] + (-s1[1] * e0 + s1[0] * e1)
+    return True
+
+
+@njit(cache=True)
+def _second_variation_inertia(maps):
+    """Number of negative eigenvalues of the condensed second variation (see module doc).
+
+    maps : (n_steps, 6, 6) step transfer maps of (eta, p). Returns the count, or -1 when a
+    block is singular (an equilibrium at a stability boundary).
+    """
+    n = maps.shape[0]
+    a = np.empty((3, 3))
+    b = np.empty((3, 3))
+    c = np.empty((3, 3))
+    d = np.empty((3, 3))
+    bi = np.empty((3, 3))
+    t1 = np.empty((3, 3))
+    t2 = np.empty((3, 3))
+    E00 = np.empty((3, 3))
+    E01 = np.empty((3, 3))
+    E11 = np.empty((3, 3))
+    D = np.zeros((3, 3))  # the pivot being built for the current node
+    C = np.zeros((3, 3))  # coupling of the previous node to the current one
+    Dinv = np.zeros((3, 3))
+    negative = 0
+    for k in range(n + 1):
+        if k < n:
+            for i in range(3):
+                for j in range(3):
+                    a[i, j] = maps[k, i, j]
+                    b[i, j] = maps[k, i, 3 + j]
+                    c[i, j] = maps[k, 3 + i, j]
+                    d[i, j] = maps[k, 3 + i, 3 + j]
+            if _inv3(b, bi) == 0.0:
+                return -1
+            # (-p_k, p_k+1) = E (eta_k, eta_k+1), E = [[b^-1 a, -b^-1], [c - d b^-1 a, d b^-1]];
+            # its symmetric part (module doc): E00, E01 (and E10 = E01^T), E11.
+            _mm3(bi, a, t1)
+            _mm3(d, t1, t2)
+            _mm3(d, bi, E11)
+            for i in range(3):
+                for j in range(3):
+                    E00[i, j] = 0.5 * (t1[i, j] + t1[j, i])
+                    E01[i, j] = 0.5 * (-bi[i, j] + c[j, i] - t2[j, i])
+            for i in range(3):
+                for j in range(i + 1):
+                    s = 0.5 * (E11[i, j] + E11[j, i])
+                    E11[i, j] = s
+                    E11[j, i] = s
+        if k > 0:
+            # Finish node k's pivot: the left step's E11 (in D) plus the right step's E00,
+            # minus the elimination of node k - 1 (C^T Dinv C).
+            if k < n:
+                for i in range(3):
+                    for j in range(3):
+                        D[i, j] += E00[i, j]
+            if k > 1:
+                _mm3(Dinv, C, t1)
+                for i in range(3):
+                    for j in range(3):
+                        D[i, j] -= C[0, i] * t1[0, j] + C[1, i] * t1[1, j] + C[2, i] * t1[2, j]
+            for i in range(3):
+                for j in range(i + 1):
+                    s = 0.5 * (D[i, j] + D[j, i])
+                    D[i, j] = s
+                    D[j, i] = s
+            count = _negative_count3(D)
+            if count < 0:
+                return -1
+            negative += count
+            _inv3(D, Dinv)
+        if k < n:
+            for i in range(3):
+                for j in range(3):
+                    C[i, j] = E01[i, j]
+                    D[i, j] = E11[i, j]
+    return negative
+
+
+def _node_states(result: StaticResult, total_moment: np.ndarray) -> np.ndarray:
+    """The kernels' node states Y (n_nodes, 15 + n_t) of a result whose total section moment
+    is total_moment (n_nodes, 3) [N m] (tendon lengths, unused by the test, are left 0)."""
+    n = result.s.shape[0]
+    Y = np.zeros((n, 15 + result.tendon_tension.shape[0]))
+    Y[:, 0:3] = result.positions
+    Y[:, 3:12] = result.rotations.reshape(n, 9)
+    Y[:, 12:15] = total_moment
+    return Y
+
+
+def stability_maps(model: RodModel, result: StaticResult) -> np.ndarray | None:
+    """Step transfer maps (n_steps, 6, 6) of (eta, p) at a converged shooting result, or None
+    where the test does not apply (another method, a failed solve, length control)."""
+    inp = result.inputs
+    warm = result.warm
+    if (
+        result.method != "shooting"
+        or not result.success
+        or warm is None
+        or inp.lengths is not None
+        or result.s.shape[0] != model.n_nodes
+    ):
+        return None
+    pb = _problem(model, inp, result.load_scale)
+    maps = np.empty((model.n_nodes - 1, 6, 6))
+    tau = np.ascontiguousarray(pb.tau_fixed)
+    Y = _node_states(result, warm.total_moment)
+    if not _transfer_maps(Y, tau, pb.geo, pb.ld, maps):
+        return None
+    return maps
+
+
+def is_stable(model: RodModel, result: StaticResult) -> bool | None:
+    """True when `result` is a strict local minimum of the potential energy, False when the
+    second variation has a negative (or zero) direction, None when not checked (see the
+    module doc for where the test applies and what it means for dead moments)."""
+    maps = stability_maps(model, result)
+    if maps is None:
+        return None
+    return bool(_second_variation_inertia(maps) == 0)
+
+
+def _condensed_matrix(maps: np.ndarray) -> np.ndarray:
+    """The symmetric condensed second variation (3 n_steps, 3 n_steps) in eta_1..eta_n."""
+    n = maps.shape[0]
+    H = np.zeros((3 * n, 3 * n))
+    for k in range(n):
+        a, b = maps[k, 0:3, 0:3], maps[k, 0:3, 3:6]
+        c, d = maps[k, 3:6, 0:3], maps[k, 3:6, 3:6]
+        bi = np.linalg.inv(b)
+        E = np.block([[bi @ a, -bi], [c - d @ bi @ a, d @ bi]])
+        E = 0.5 * (E + E.T)
+        # Node k (k >= 1) is unknown k - 1; the base (k = 0) is clamped.
+        lo, hi = 3 * (k - 1), 3 * k
+        if k > 0:
+            H[lo:hi, lo:hi] += E[0:3, 0:3]
+            H[lo:hi, hi : hi + 3] += E[0:3, 3:6]
+            H[hi : hi + 3, lo:hi] += E[3:6, 0:3]
+        H[hi : hi + 3, hi : hi + 3] += E[3:6, 3:6]
+    return H
+
+
+def unstable_modes(maps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (m,) and rotation fields (m, n_nodes, 3) [rad] of the negative directions of
+    the condensed second variation, most negative first (eta = 0 at the clamped base); the
+    lowest one alone when none is negative (a marginal equilibrium)."""
+    H = _condensed_matrix(maps)
+    w, V = np.linalg.eigh(H)
+    neg = np.flatnonzero(w < 0.0) if w[0] < 0.0 else np.array([0])
+    n_nodes = maps.shape[0] + 1
+    modes = np.zeros((neg.size, n_nodes, 3))
+    for i, j in enumerate(neg):
+        modes[i, 1:] = V[:, j].reshape(-1, 3)
+    return w[neg], modes
+
+
+# ---------------------------------------------------------------------------------------------
+# Onto the stable branch
+
+Solve = Callable[[StaticLoads, StaticResult | None], StaticResult]
+
+
+def _mode_imperfection(
+    model: RodModel, result: StaticResult, maps: np.ndarray, eps: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A small dead tip force (3,) [N] and moment (3,) [N m] that push along the most unstable
+    mode. Among equally unstable modes (an axisymmetric rod) the one whose tip moves most along
+    the base frame's x axis is taken, so the choice is reproducible."""
+    w, modes = unstable_modes(maps)
+    near = np.abs(w - w[0]) <= 1e-6 * max(abs(w[0]), np.finfo(float).tiny)
+    seg = np.diff(result.positions, axis=0)
+    # Tip displacement of each mode: the integral of eta x p' along the rod.
+    mid = 0.5 * (modes[near, 1:] + modes[near, :-1])
+    tips = np.cross(mid, seg[None]).sum(axis=1)
+    x_axis = model.base_rotation[:, 0]
+    coef = tips @ x_axis
+    if np.linalg.norm(coef) <= 1e-9 * np.abs(tips).max(initial=0.0):
+        coef = np.eye(int(near.sum()))[0]
+    tip = coef @ tips
+    L = model.total_length
+    if np.linalg.norm(tip) > 1e-6 * L * np.linalg.norm(coef) * np.abs(modes[near]).max():
+        direction = tip / np.linalg.norm(tip)
+        return eps * model.moment_scale / L * direction, np.zeros(3)
+    # A mode that does not move the tip (twist): push it with a tip moment instead.
+    eta_tip = coef @ modes[near][:, -1]
+    return np.zeros(3), eps * model.moment_scale * eta_tip / np.linalg.norm(eta_tip)
+
+
+def _with_imperfection(inp: StaticLoads, force: np.ndarray, moment: np.ndarray) -> StaticLoads:
+    return dataclasses.replace(
+        inp, tip_force=inp.tip_force + force, tip_moment=inp.tip_moment + moment
+    )
+
+
+def _follow(
+    solve: Solve,
+    path: Callable[[float], StaticLoads],
+    start: StaticResult | None,
+    length: float,
+) -> StaticResult | None:
+    """Warm-started solves along path(t), t from 0 to 1, with adaptive steps; a step that
+    fails or moves the tip by more than `_MAX_TIP_JUMP` of the length is halved. The last
+    equilibrium at t = 1, or None when the path is lost."""
+    cur = start if start is not None else solve(path(0.0), None)
+    if not cur.success:
+        return None
+    t, dt = 0.0, _RAMP_STEP
+    while t < 1.0:
+        trial = min(1.0, t + dt)
+        nxt = solve(path(trial), cur)
+        jump = np.linalg.norm(nxt.tip_position - cur.tip_position)
+        if nxt.success and jump <= _MAX_TIP_JUMP * length:
+            cur, t = nxt, trial
+            dt = min(2.0 * dt, _RAMP_STEP)
+        else:
+            dt *= 0.5
+            if dt < _MIN_RAMP_STEP:
+                return None
+    return cur
+
+
+def stable_equilibrium(
+    model: RodModel, inp: StaticLoads, result: StaticResult, solve: Solve
+) -> StaticResult:
+    """`result` with `stable` set; an unstable one is replaced by a stable equilibrium of the
+    same loads when one is reached, else it is returned with success=False.
+
+    The stable branch is reached as a real robot reaches it: the loads are ramped from the
+    unloaded robot with a small imperfection (a tip load along the most unstable mode, see
+    `_mode_imperfection`) that selects the branch, then the imperfection is removed, each step
+    warm-started from the last. solve(loads, guess) is the solver's method on `model`.
+    """
+    maps = stability_maps(model, result)
+    if maps is None:
+        return dataclasses.replace(result, stable=None)
+    n_neg = _second_variation_inertia(maps)
+    if n_neg == 0:
+        return dataclasses.replace(result, stable=True)
+    L = model.total_length
+    zero = _zero_inputs(model, inp)
+    for eps in _IMPERFECTIONS:
+        force, moment = _mode_imperfection(model, result, maps, eps)
+
+        def ramp(t: float, force: np.ndarray = force, moment: np.ndarray = moment) -> StaticLoads:
+            blend = _blend(zero, inp, t)
+            assert blend is not None
+            return _with_imperfection(blend, force, moment)
+
+        def release(
+            t: float, force: np.ndarray = force, moment: np.ndarray = moment
+        ) -> StaticLoads:
+            return _with_imperfection(inp, (1.0 - t) * force, (1.0 - t) * moment)
+
+        loaded = _follow(solve, ramp, None, L)
+        found = _follow(solve, release, loaded, L) if loaded is not None else None
+        if found is not None and found.success and is_stable(model, found):
+            message = (
+                f"{found.message}; the equilibrium first found was unstable "
+                f"({max(n_neg, 1)} negative direction(s) of the energy's second variation): "
+                "this is the stable one reached by loading with a small imperfection along "
+                "the unstable mode and removing it"
+            )
+            return dataclasses.replace(found, message=message, stable=True)
+    return dataclasses.replace(
+        result,
+        success=False,
+        status=STATUS_UNSTABLE,
+        message=(
+            f"the equilibrium found is unstable ({max(n_neg, 1)} negative direction(s) of the "
+            "energy's second variation) and no stable equilibrium of these loads was reached "
+            "by loading with an imperfection along the unstable mode"
+        ),
+        stable=False,
+    )
