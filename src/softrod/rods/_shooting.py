@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from softrod.rods._budget import BUDGET_MESSAGE, BUDGET_STATUS, budget_expired
 from softrod.rods._inputs import (
     StaticLoads,
     _base_moment_on_shape,
@@ -52,6 +53,7 @@ _STATUS_MESSAGES = {
     4: "observer update left a boundary residual above rtol",
     2: "Newton line search stalled (at round-off if the residual is tiny: rtol too small?)",
     3: "integration produced non-finite values (load beyond what the model can carry?)",
+    BUDGET_STATUS: f"{BUDGET_MESSAGE} (raise it with softrod.rods.solve_time_limit)",
 }
 
 
@@ -144,7 +146,7 @@ def _march(
         else:
             status = st
             dmu *= 0.5
-            if dmu < _MIN_LOAD_STEP:
+            if dmu < _MIN_LOAD_STEP or st == BUDGET_STATUS:
                 break
     if mu >= 1.0:
         status = 0
@@ -331,6 +333,9 @@ def _solve_shooting(
         solves = 0
         st = 0
         while lam < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+            if budget_expired():
+                st = BUDGET_STATUS
+                break
             trial = min(1.0, lam + dlam)
             x = x_lam.copy()
             if x_prev is not None and lam > lam_prev:
