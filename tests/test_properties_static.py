@@ -27,9 +27,9 @@ from softrod.rods import DEFAULT_RTOL, solve_time_limit
 #: many heavy cases run out of it (the default is `softrod.rods.DEFAULT_TIME_LIMIT`).
 TIME_LIMIT_S = 2.0
 #: A solve may overrun its budget by one Newton iteration of multiple shooting (32 intervals,
-#: up to 7 line-search evaluations: ~0.1-0.7 s measured on a loaded 2-core machine) plus the
-#: result's assembly.
-OVERRUN_S = 2.0
+#: up to 7 line-search evaluations: ~0.1-0.8 s measured on a 2-core machine at load average
+#: ~16) plus the result's assembly; 3 s leaves room for a slower CI machine.
+OVERRUN_S = 3.0
 #: Kirchhoff robots are inextensible: the tip lies within the length of the base up to
 #: round-off of the integrated frames.
 REACH_RTOL = 1e-6
