@@ -7,7 +7,7 @@ name; `find_robot` is the one robot resolver; `json_safe` makes results strict J
 
 from softrod.description._actuation import Actuation, check_actuation
 from softrod.description._base import Spec
-from softrod.description._io import DescriptionError, json_safe
+from softrod.description._io import MAX_FILE_BYTES, DescriptionError, json_safe
 from softrod.description._paths import (
     get_field,
     normalize_path,
@@ -47,6 +47,7 @@ __all__ = [
     "BackboneSpec",
     "BaseSpec",
     "DescriptionError",
+    "MAX_FILE_BYTES",
     "PneumaticActuatorSpec",
     "PneumaticChamberSpec",
     "RobotSpec",

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "DescriptionError",
     "format_validation_error",
     "json_safe",
@@ -34,6 +35,10 @@ class DescriptionError(ValueError):
 
 
 M = TypeVar("M", bound=BaseModel)
+
+#: Largest description file read [bytes]: real ones are a few kB; a larger one is a mistake
+#: (a data file passed as a description) that YAML would parse for minutes.
+MAX_FILE_BYTES = 16 * 2**20
 
 #: Location parts pydantic adds for unions and validators, not field names a user wrote.
 _SKIP_LOC = ("function-", "tagged-union", "union[")
@@ -127,9 +132,17 @@ def load_spec(
         if not path.is_file():
             noun = what if what.endswith(" file") else f"{what} file"
             raise error(f"{noun} not found: {path}")
-        data = parse_mapping(
-            path.read_text(), what, where, error, as_json=path.suffix.lower() == ".json"
-        )
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise error(
+                f"{what} file too large: {path} has {size / 2**20:.1f} MiB, "
+                f"at most {MAX_FILE_BYTES / 2**20:.0f} MiB"
+            )
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise error(f"cannot read {where}: not UTF-8 text ({exc.reason})") from None
+        data = parse_mapping(text, what, where, error, as_json=path.suffix.lower() == ".json")
     return validate_mapping(model, data, what, where, error, tags)
 
 

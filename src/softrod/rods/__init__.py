@@ -7,6 +7,7 @@ method of `METHODS`; out comes a frozen `StaticResult` that carries its `inputs`
 
 from softrod.rods import so3
 from softrod.rods._batch import StaticBatchResult, solve_static_batch
+from softrod.rods._budget import DEFAULT_TIME_LIMIT, solve_time_limit
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model, compile_model, with_pose_and_lengths
@@ -24,6 +25,7 @@ from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL, solve_static
 __all__ = [
     "DEFAULT_MAX_ITER",
     "DEFAULT_RTOL",
+    "DEFAULT_TIME_LIMIT",
     "METHODS",
     "ObserverGains",
     "ObserverState",
@@ -45,6 +47,7 @@ __all__ = [
     "so3",
     "solve_static",
     "solve_static_batch",
+    "solve_time_limit",
     "tip_jacobian",
     "with_pose_and_lengths",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from softrod.rods import so3
+from softrod.rods._budget import BUDGET_STATUS, budget_expired
 from softrod.rods._inputs import _Problem
 from softrod.rods._model import RodModel
 from softrod.rods._static_kernels import _evaluate_interval
@@ -51,7 +52,8 @@ def multiple_shooting(
     init_rotations (n_nodes, 3, 3) and init_moments (n_nodes, 3): a shape to start every
     interval from (the total moment M at the nodes). Returns (status, M0, tensions, residual,
     iterations, integrations); Y (n_nodes, ny) and X (n_nodes, 6) describe the last iterate.
-    Status: 0 converged, 1 max_iter, 2 line search stalled, 3 non-finite. `max_step` bounds
+    Status: 0 converged, 1 max_iter, 2 line search stalled, 3 non-finite, 6 the solve's time
+    budget ran out (`_budget`; checked before every evaluation after the first). `max_step` bounds
     each Newton step in the scaled unknowns (moments / m_scale, frame rotations [rad],
     tensions / t_scale): continuation keeps the line search near the predicted equilibrium.
     """
@@ -186,6 +188,8 @@ def multiple_shooting(
         if norm <= rtol:
             nit -= 1
             break
+        if budget_expired():
+            return BUDGET_STATUS, Ms[0], tau, norm, nit - 1, nfev
         try:
             step = np.linalg.solve(J, -r)
         except np.linalg.LinAlgError:
@@ -203,6 +207,9 @@ def multiple_shooting(
                 break
             Rbar, Ms, tau = saved
             alpha *= 0.5
+            if budget_expired():
+                evaluate()  # leave Y/X describing the last accepted iterate
+                return BUDGET_STATUS, Ms[0], tau, norm, nit, nfev
         if not accepted:
             evaluate()  # leave Y/X describing the last accepted iterate
             return 2, Ms[0], tau, norm, nit, nfev

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from softrod.rods._budget import BUDGET_MESSAGE, BUDGET_STATUS, budget_expired
 from softrod.rods._inputs import (
     StaticLoads,
     _base_moment_on_shape,
@@ -78,6 +79,7 @@ _STATUS_MESSAGES = {
     5: "the equilibrium jumps: the tip moves more than the continuation bound within the "
     "smallest load step (a snap-through or a branch change; the answer is not the "
     "equilibrium reached gradually)",
+    BUDGET_STATUS: f"{BUDGET_MESSAGE} (raise it with softrod.rods.solve_time_limit)",
 }
 
 
@@ -319,6 +321,9 @@ def _march(
     mu_prev, tip_prev = 0.0, None
     loads_cur = _loads_at(model, cur.inputs, 1.0)
     while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+        if budget_expired():
+            status = BUDGET_STATUS
+            break
         trial = min(1.0, mu + dmu)
         inp_t = _blend(start.inputs, target, trial)
         assert inp_t is not None
@@ -365,7 +370,7 @@ def _march(
         else:
             status = st
             dmu *= 0.5
-            if dmu < _MIN_LOAD_STEP:
+            if dmu < _MIN_LOAD_STEP or st == BUDGET_STATUS:
                 break
     if mu >= 1.0:
         status = 0
@@ -608,6 +613,9 @@ def _solve_once(
         tip_mu, tip_prev = Y[-1, 0:3].copy(), None
         dmu_max = max(dmu, 0.5)
         while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+            if budget_expired():
+                st = BUDGET_STATUS
+                break
             trial = min(1.0, mu + dmu)
             ratio = (trial - mu) / (mu - mu_prev) if x_prev is not None and mu > mu_prev else 0.0
             x = x_mu.copy()

@@ -17,6 +17,7 @@ import numpy as np
 import yaml
 
 from softrod.description import (
+    MAX_FILE_BYTES,
     ROBOT_SUFFIXES,
     DescriptionError,
     RobotSpec,
@@ -404,6 +405,8 @@ def load_scene_or_robot(path: str | Path, links: int | None = None) -> Scene:
     p = Path(path)
     data = None
     if p.is_file() and p.suffix.lower() in ROBOT_SUFFIXES:
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise SceneError(f"scene file too large: {p} has more than {MAX_FILE_BYTES} bytes")
         try:
             data = yaml.safe_load(p.read_text())
         except yaml.YAMLError as exc:
