@@ -8,6 +8,7 @@ sensitivities (`_sensitivity`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import check_inputs
+from softrod.rods._inputs import _with_chambers, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
@@ -40,6 +41,7 @@ def solve_static(
     distributed_force: Sequence[float] | np.ndarray | None = None,
     gravity: Sequence[float] | np.ndarray | None = None,
     point_loads: Sequence[Any] | None = None,
+    pressures: Sequence[float] | np.ndarray | None = None,
     method: str = "shooting",
     guess: StaticResult | None = None,
     rtol: float = DEFAULT_RTOL,
@@ -61,6 +63,9 @@ def solve_static(
     gravity : (3,) [m/s^2]; adds the weight of backbone and disks.
     point_loads : [(s, force (3,), moment (3,) optional), ...] world-frame point loads at arc
         length s in (0, L] [m, N, N m].
+    pressures : (n_c,) chamber gauge pressures [Pa], one per `segments[i].chambers` entry,
+        segment by segment (docs/actuators.md); within `pressure_range` where given. Tension
+        control only (with `lengths` they must be 0).
     method : "shooting" (Newton shooting, exact), "observer" (one SoftManiSim observer update
         from the state carried by `guess`; repeat with guess=previous to converge or to track
         a time-varying input) or "pcc" (constant curvature, load-free).
@@ -86,11 +91,38 @@ def solve_static(
     nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
     model = as_model(robot, steps, nodes)
     inp = check_inputs(
-        model, tensions, lengths, tip_force, tip_moment, distributed_force, gravity, point_loads
+        model,
+        tensions,
+        lengths,
+        tip_force,
+        tip_moment,
+        distributed_force,
+        gravity,
+        point_loads,
+        pressures,
     )
     if options and method != "shooting":
         raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
     unknown = set(options) - {"intervals"}
     if unknown:
         raise ValueError(f"unknown option {sorted(unknown)[0]!r} for method {method!r}")
-    return METHODS[method](model, inp, guess, float(rtol), max_iter, **options)
+    # Chambers run as internal tendons; the result shows the robot's own tendons only.
+    kmodel, kinp = _with_chambers(model, inp)
+    if kmodel is model:
+        return METHODS[method](model, inp, guess, float(rtol), max_iter, **options)
+    n_t = model.n_tendons
+    if guess is not None and guess.tendon_tension.shape == (n_t,):
+        internal = np.zeros(kmodel.n_tendons - n_t)
+        if guess.inputs.pressures is not None and guess.inputs.lengths is None:
+            forces = model.chamber_forces(guess.inputs.pressures)
+            internal = guess.load_scale * (model.chamber_map @ forces)
+        guess = dataclasses.replace(
+            guess, tendon_tension=np.concatenate([guess.tendon_tension, internal])
+        )
+    out = METHODS[method](kmodel, kinp, guess, float(rtol), max_iter, **options)
+    return dataclasses.replace(
+        out,
+        tendon_tension=out.tendon_tension[:n_t].copy(),
+        tendon_length=out.tendon_length[:n_t].copy(),
+        inputs=inp,
+    )
