@@ -21,7 +21,14 @@ import typer
 from softrod.cli._app import CliError, app
 from softrod.cli._outputs import prepare_output
 from softrod.cli._resolve import find_robot, parse_point_load, parse_vector, shipped_robots
-from softrod.description import RobotSpec, json_safe, load_robot, robot_json_schema
+from softrod.description import (
+    DescriptionError,
+    RobotSpec,
+    check_actuation,
+    json_safe,
+    load_robot,
+    robot_json_schema,
+)
 from softrod.rods import (
     METHODS,
     StaticResult,
@@ -62,6 +69,14 @@ LengthsOpt = Annotated[
         "--lengths",
         metavar="L1,L2,...",
         help="Commanded tendon lengths [m] (elastic tendons; instead of --tensions).",
+    ),
+]
+PressuresOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pressures",
+        metavar="P1,P2,...",
+        help="Chamber gauge pressures [Pa], one per chamber, segment by segment.",
     ),
 ]
 TipForceOpt = Annotated[
@@ -166,6 +181,7 @@ def _solve_request(
     steps: int | None,
     rtol: float | None,
     max_iter: int | None,
+    pressures: str | None = None,
 ) -> _SolveRequest:
     """Parse and check the shared solve options; every error names its option and value."""
     if method not in METHODS:
@@ -198,6 +214,18 @@ def _solve_request(
                     f"--lengths: value {i + 1} of {lengths!r} must be > 0 [m], got {value:g}"
                 )
         loads["lengths"] = lens
+    if pressures is not None:
+        n_c = spec.n_chambers
+        if n_c == 0:
+            raise CliError(f"--pressures: robot {spec.name!r} has no chambers, got {pressures!r}")
+        per_seg = "+".join(str(len(s.chambers)) for s in spec.segments)
+        what = f"one per chamber, segment by segment; {spec.name} has {per_seg}"
+        values = parse_vector("--pressures", pressures, n_c, what)
+        try:
+            check_actuation(spec, pressures=values)
+        except DescriptionError as exc:
+            raise CliError(f"--pressures: {exc}") from None
+        loads["pressures"] = values
     vectors = (
         ("tip_force", "--tip-force", tip_force, "fx,fy,fz"),
         ("tip_moment", "--tip-moment", tip_moment, "mx,my,mz"),
@@ -245,6 +273,8 @@ def describe_loads(spec: RobotSpec, loads: dict[str, Any]) -> str:
         tau = loads.get("tensions", [])
         pulled = [f"τ{i} = {t:g}" for i, t in enumerate(tau) if t > 0]
         parts.append(", ".join(pulled) + " N" if pulled else "no tendon tension")
+    if any(p != 0 for p in loads.get("pressures", [])):
+        parts.append("pressures " + _fmt_vec(loads["pressures"], "Pa"))
     names = (
         ("tip_force", "tip force", "N"),
         ("tip_moment", "tip moment", "N m"),
@@ -297,6 +327,7 @@ def solve_cmd(
     steps: StepsOpt = None,
     rtol: RtolOpt = None,
     max_iter: MaxIterOpt = None,
+    pressures: PressuresOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     shape: Annotated[
         bool, typer.Option("--shape", help="With --json: add the backbone samples s, positions.")
@@ -319,6 +350,7 @@ def solve_cmd(
         steps,
         rtol,
         max_iter,
+        pressures,
     )
     result, wall = req.solve()
     if as_json:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from softrod.description import check_actuation
 from softrod.dynamics._loads import FieldLike, MagneticField
 from softrod.dynamics._model import LGVIModel, cay, cayinv
 from softrod.dynamics._result import DynamicResult, DynamicState
@@ -214,6 +215,12 @@ class DynamicLoads:
         node (n,) / (n, 3) [N m s].
     strain_damping : Kelvin-Voigt (strain-rate) damping time beta [s] (see `simulate_dynamic`);
         adds to `damping` / `angular_damping`.
+    pressures : (n_c,) chamber gauge pressures [Pa] (the description's `chambers`, segment by
+        segment; within `pressure_range`), or a callable t -> (n_c,). A chamber acts as in
+        `solve_static`: a tendon on its line at tension -p A_eff(p) over its segment.
+
+    The model's magnets (`build_lgvi_model(magnets=...)` and the description's `magnets` and
+    `magnetization`) feel `field`.
     """
 
     tensions: LoadLike | None = None
@@ -226,6 +233,7 @@ class DynamicLoads:
     damping: float | np.ndarray | None = None
     angular_damping: float | np.ndarray | None = None
     strain_damping: float | None = None
+    pressures: LoadLike | None = None
 
     def __post_init__(self) -> None:
         # Check what does not depend on the model here, with the value in the message.
@@ -235,6 +243,12 @@ class DynamicLoads:
                 raise ValueError(f"tensions must be finite numbers, got {self.tensions!r}")
             _nonneg_tension(arr)
             object.__setattr__(self, "tensions", arr)
+        if self.pressures is not None and not callable(self.pressures):
+            arr = np.array(self.pressures, dtype=float).reshape(-1)
+            bad = np.flatnonzero(~np.isfinite(arr))
+            if bad.size:
+                raise ValueError(f"pressures[{bad[0]}] must be finite, got {arr[bad[0]]}")
+            object.__setattr__(self, "pressures", arr)
         for name in ("tip_force", "tip_moment", "distributed_force"):
             object.__setattr__(self, name, _load(name, getattr(self, name)))
         if self.gravity is not None:
@@ -264,7 +278,7 @@ class _Loads0:
 
 def _zero_loads(model: LGVIModel) -> _Loads0:
     z = np.zeros(3)
-    return _Loads0(z, z, z, z, np.zeros(model.n_tendons), z, np.zeros((3, 3)),
+    return _Loads0(z, z, z, z, np.zeros(model.n_kernel_tendons), z, np.zeros((3, 3)),
                    model.rod.base_rotation[None].copy())  # fmt: skip
 
 
@@ -299,6 +313,47 @@ class _RunInputs:
         )  # fmt: skip
 
 
+class _TendonAndChamberInput(_Input):
+    """The kernels' tension rows: the robot's tensions, then the chambers' internal tendons at
+    `RodModel.chamber_map` @ p A_eff(p) (-p A_eff on a chamber's own tendon)."""
+
+    def __init__(self, model: LGVIModel, tensions: _Input, pressures: _Input):
+        super().__init__("tensions", None, model.n_kernel_tendons)
+        self.func = None if not (tensions.varies or pressures.varies) else self._full
+        self.rod = model.rod
+        self.tensions = tensions
+        self.pressures = pressures
+        self.const = None if self.func is not None else self._full(0.0)
+
+    def _full(self, t: float) -> np.ndarray:
+        forces = self.rod.chamber_forces(self.pressures.at(t))
+        return np.concatenate([self.tensions.at(t), self.rod.chamber_map @ forces])
+
+    def _validate(self, value: Any) -> np.ndarray:
+        return np.asarray(value, dtype=float)
+
+
+def _check_pressures(rod: RodModel) -> Callable[[np.ndarray], None]:
+    def check(p: np.ndarray) -> None:
+        check_actuation(rod.spec, pressures=p)
+
+    return check
+
+
+def _actuator_input(model: LGVIModel, loads: DynamicLoads) -> _Input:
+    """The tensions input, extended by the chambers' when the model has chambers."""
+    tensions = _Input("tensions", loads.tensions, model.n_tendons, _nonneg_tension)
+    rod = model.rod
+    value = loads.pressures
+    if value is not None and not callable(value):
+        # A constant: the count (or "the robot has no chambers") first, with its message.
+        check_actuation(rod.spec, pressures=np.asarray(value, dtype=float))
+    if model.n_chamber_tendons == 0:
+        return tensions
+    pressures = _Input("pressures", loads.pressures, rod.n_chambers, _check_pressures(rod))
+    return _TendonAndChamberInput(model, tensions, pressures)
+
+
 def _resolve(model: LGVIModel, loads: DynamicLoads) -> _RunInputs:
     """Check `loads` against `model` (tendon count, damping shapes) for the kernels."""
     # Angular damping per unit length uses the length each frame stands for.
@@ -310,7 +365,7 @@ def _resolve(model: LGVIModel, loads: DynamicLoads) -> _RunInputs:
         model=model,
         loads=loads,
         gravity=np.zeros(3) if loads.gravity is None else np.asarray(loads.gravity),
-        tension=_Input("tensions", loads.tensions, model.n_tendons, _nonneg_tension),
+        tension=_actuator_input(model, loads),
         tip_force=_Input("tip_force", loads.tip_force, 3),
         tip_moment=_Input("tip_moment", loads.tip_moment, 3),
         dist=_Input("distributed_force", loads.distributed_force, 3),

@@ -131,7 +131,7 @@ def _integrate(
             snapshot = (p.copy(), p_prev.copy(), O.copy(), fr.copy())
         k = min(chunk, total - done, n_steps - done if done < n_steps else 1)
         tk = t0 + (done + np.arange(k + 1)) * dt
-        tension = su.tension.series(tk[:-1]) if model.n_tendons else np.zeros((1, 0))
+        tension = su.tension.series(tk[:-1]) if model.n_kernel_tendons else np.zeros((1, 0))
         B, G = su.field.series(tk[:-1])
         bp, bR = su.base.series(tk)
         if filt is None:

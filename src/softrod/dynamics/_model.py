@@ -95,6 +95,9 @@ class LGVIModel:
     base pose. Tendons: tv_pidx, tv_pw, tv_oidx, tv_ow (n_v, 2) vertex stencils, tendon_r
     (n_t, 3), tendon_vstart (n_t + 1,). Magnets: mag_frame, mag_n0, mag_n1 (n_m,), mag_w1
     (n_m,), mag_m (n_m, 3) [A m^2]. stiffness_scale : factor on all stiffnesses (E.6).
+    n_chamber_tendons : internal tendons of the description's chambers appended after the
+    robot's tendons in the tendon arrays (`RodModel.with_chambers`; their tensions come from
+    `DynamicLoads.pressures`); `n_tendons` counts the robot's own.
     """
 
     rod: RodModel
@@ -132,6 +135,7 @@ class LGVIModel:
     mag_m: np.ndarray
     stiffness_scale: float
     rotary_inertia_scale: float
+    n_chamber_tendons: int = 0
 
     @property
     def n_nodes(self) -> int:
@@ -147,6 +151,12 @@ class LGVIModel:
 
     @property
     def n_tendons(self) -> int:
+        """The robot's tendons (the `tensions` input)."""
+        return int(self.tendon_r.shape[0]) - self.n_chamber_tendons
+
+    @property
+    def n_kernel_tendons(self) -> int:
+        """Rows of the tendon arrays: the robot's tendons, then the chambers' internal ones."""
         return int(self.tendon_r.shape[0])
 
     @property
@@ -402,9 +412,11 @@ def build_lgvi_model(
     oidx: list[tuple[int, int]] = []
     ow: list[tuple[float, float]] = []
     vstart = [0]
-    n_t = rod.n_tendons
+    # Chambers are tendons at tension -p A_eff (docs/actuators.md): route them like tendons.
+    trod = rod.with_chambers
+    n_t = trod.n_tendons
     for t in range(n_t):
-        m = seg_end_node[int(rod.tendon_seg[t])]
+        m = seg_end_node[int(trod.tendon_seg[t])]
         if link:
             # Vertex k at p_k + (O_{k-1} + O_k) r / 2 (the section between two links; the base
             # and tip sections use their own frames): the cable sits at the offset at every
@@ -432,9 +444,9 @@ def build_lgvi_model(
                 ow.append((1.0, 0.0))
         vstart.append(len(pidx))
 
-    # Magnets.
+    # Magnets: those passed in, then the description's (point dipoles and magnetisation).
     mag_frame, mag_n0, mag_n1, mag_w1, mag_m = [], [], [], [], []
-    for q, mg in enumerate(magnets):
+    for q, mg in enumerate(magnets + _description_magnets(rod, s, seg)):
         if mg.s > L * (1 + 1e-9):
             raise ValueError(f"magnets[{q}].s must be <= the robot length {L:g} m, got {mg.s!r}")
         sq = min(mg.s, L)
@@ -486,7 +498,7 @@ def build_lgvi_model(
         tv_pw=f64(pw, (n_v, 2)),
         tv_oidx=i64(oidx, (n_v, 2)),
         tv_ow=f64(ow, (n_v, 2)),
-        tendon_r=f64(rod.tendon_r, (n_t, 3)),
+        tendon_r=f64(trod.tendon_r, (n_t, 3)),
         tendon_vstart=i64(vstart, (n_t + 1,)),
         mag_frame=i64(mag_frame, (n_m,)),
         mag_n0=i64(mag_n0, (n_m,)),
@@ -495,4 +507,26 @@ def build_lgvi_model(
         mag_m=f64(mag_m, (n_m, 3)),
         stiffness_scale=float(stiffness_scale),
         rotary_inertia_scale=float(rotary_inertia_scale),
+        n_chamber_tendons=trod.n_internal_tendons,
     )
+
+
+def _description_magnets(
+    rod: RodModel, node_s: np.ndarray, elem_seg: np.ndarray
+) -> tuple[Magnet, ...]:
+    """The description's magnets as `Magnet`s: each `segments[i].magnets` dipole (massless:
+    its mass is not in the description), and a magnetised segment as one dipole M A l_e per
+    element at the element's midpoint (body frame, like the MuJoCo chain's per-link dipoles)."""
+    spec = rod.spec
+    out = [Magnet(s=s_q, moment=np.array(mg.moment, dtype=float)) for _, s_q, mg in
+           spec.magnet_list()]  # fmt: skip
+    for e in range(elem_seg.shape[0]):
+        j = int(elem_seg[e])
+        mag = spec.segments[j].magnetization
+        if mag is None:
+            continue
+        le = float(node_s[e + 1] - node_s[e])
+        area = spec.segment_backbone(j).A
+        out.append(Magnet(s=float(node_s[e] + 0.5 * le),
+                          moment=np.asarray(mag, dtype=float) * area * le))  # fmt: skip
+    return tuple(out)

@@ -6,12 +6,14 @@ observer, sensitivities, warm starts) takes a `StaticLoads`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from softrod.description import check_actuation
 from softrod.rods._model import RodModel
 from softrod.rods._static_kernels import _distal_loads, _distal_moments_on_shape
 
@@ -29,6 +31,9 @@ class StaticLoads:
     gravity : (3,) [m/s^2]; loads the backbone's and disks' mass.
     point_loads : ((s [m], force (3,) [N], moment (3,) [N m]), ...) world-frame loads on the
         backbone at arc length s.
+    pressures : (n_c,) chamber gauge pressures [Pa] (None for a robot without chambers). The
+        kernels see them as the tensions of the internal chamber tendons of
+        `RodModel.with_chambers` (`_with_chambers` folds them in).
     """
 
     tensions: np.ndarray | None
@@ -38,6 +43,7 @@ class StaticLoads:
     distributed_force: np.ndarray
     gravity: np.ndarray
     point_loads: tuple[tuple[float, np.ndarray, np.ndarray], ...] = ()
+    pressures: np.ndarray | None = None
 
     @property
     def has_external_load(self) -> bool:
@@ -115,8 +121,12 @@ def check_inputs(
     distributed_force: Any = None,
     gravity: Any = None,
     point_loads: Any = None,
+    pressures: Any = None,
 ) -> StaticLoads:
-    """Validate solver inputs against a model; raises ValueError naming the bad field."""
+    """Validate solver inputs against a model; raises ValueError naming the bad field.
+
+    pressures : (n_c,) chamber gauge pressures [Pa] in `RobotSpec.chamber_list()` order (None
+    is zero); checked by `softrod.description.check_actuation` (count, finite, range)."""
     n_t = model.n_tendons
     if tensions is not None and lengths is not None:
         raise ValueError("give tensions or lengths, not both")
@@ -148,6 +158,34 @@ def check_inputs(
         distributed_force=_vec3("distributed_force", distributed_force),
         gravity=_vec3("gravity", gravity),
         point_loads=_point_loads(point_loads, model.total_length),
+        pressures=_pressures(model, pressures),
+    )
+
+
+def _pressures(model: RodModel, pressures: Any) -> np.ndarray | None:
+    if pressures is None and model.n_chambers == 0:
+        return None
+    return check_actuation(model.spec, pressures=pressures).pressures
+
+
+def _with_chambers(model: RodModel, inp: StaticLoads) -> tuple[RodModel, StaticLoads]:
+    """The model and loads the kernels run on: with chambers, `model.with_chambers` and the
+    tensions extended by the internal chamber tendons' -p A_eff(p) (+p A_eff on the cancelling
+    ones); unchanged without chambers, or under length control at zero pressure (the internal
+    tendons would become unknowns of the length law). Pressures with length control: ValueError.
+    """
+    if inp.pressures is None or model.n_chambers == 0 or model.n_internal_tendons:
+        return model, inp
+    if inp.lengths is not None:
+        if np.any(inp.pressures != 0.0):
+            raise ValueError(
+                "pressures cannot be combined with length control (lengths) yet; give tensions"
+            )
+        return model, inp
+    assert inp.tensions is not None
+    internal = model.chamber_map @ model.chamber_forces(inp.pressures)
+    return model.with_chambers, dataclasses.replace(
+        inp, tensions=np.concatenate([inp.tensions, internal]), pressures=None
     )
 
 
@@ -218,6 +256,12 @@ class _Problem:
 
 def _problem(model: RodModel, inp: StaticLoads, lam: float = 1.0) -> _Problem:
     """Kernel arguments at load level lam (every load, tension and tendon shortening scaled)."""
+    if inp.pressures is not None and np.any(inp.pressures != 0.0):
+        # Pressures reach the kernels only as internal tendon tensions (`_with_chambers`).
+        raise ValueError(
+            "this operation does not take chamber pressures yet (solve_static does); "
+            "got pressures != 0"
+        )
     n_t = model.n_tendons
     loads = _loads_at(model, inp, lam)
     tau = inp.tensions if inp.tensions is not None else np.zeros(n_t)
@@ -280,6 +324,7 @@ def _zero_inputs(model: RodModel, inp: StaticLoads) -> StaticLoads:
         distributed_force=z3,
         gravity=z3,
         point_loads=tuple((s_p, z3, z3) for s_p, _, _ in inp.point_loads),
+        pressures=None if inp.pressures is None else np.zeros_like(inp.pressures),
     )
 
 
@@ -304,6 +349,7 @@ def _blend(a: StaticLoads, b: StaticLoads, mu: float) -> StaticLoads | None:
             (pa[0], (1.0 - mu) * pa[1] + mu * pb[1], (1.0 - mu) * pa[2] + mu * pb[2])
             for pa, pb in zip(a.point_loads, b.point_loads, strict=True)
         ),
+        pressures=mix(a.pressures, b.pressures),
     )
 
 

@@ -65,6 +65,16 @@ class RodModel:
     disk_s : (n_disks,) arc length of every disk [m]; disk_seg : (n_disks,).
     seg_par : (n_seg, 10) packed K_bt, K_se, u_star, rho_A for the kernels.
     tendon_pack : (n_t, 4) packed tendon_r and tendon_seg for the kernels.
+    chamber_r : (n_c, 3) body-frame chamber lines [m]; chamber_seg : (n_c,) their segment.
+    n_internal_tendons : kernel tendons appended after the real ones (0 on a compiled model;
+        the chambers' tendons on `with_chambers`).
+
+    Chambers (docs/actuators.md): a chamber at pressure p along segment j acts on the section
+    exactly like a straight tendon at its offset anchored at the segment's end carrying the
+    tension -p A_eff(p). A tendon from the base also passes the segments before j, so for
+    j > 0 a second internal tendon at the same offset, anchored at the end of segment j - 1,
+    carries +p A_eff and cancels it there. `with_chambers` is this model with those tendons
+    appended to the kernel arrays; the static solver runs on it.
     """
 
     spec: RobotSpec
@@ -88,10 +98,60 @@ class RodModel:
     disk_seg: np.ndarray
     seg_par: np.ndarray
     tendon_pack: np.ndarray
+    chamber_r: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+    chamber_seg: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    n_internal_tendons: int = 0
 
     @property
     def n_tendons(self) -> int:
+        """Tendons in the kernel arrays (the robot's, then any internal chamber tendons)."""
         return int(self.tendon_r.shape[0])
+
+    @property
+    def n_chambers(self) -> int:
+        return int(self.chamber_r.shape[0])
+
+    @cached_property
+    def chamber_map(self) -> np.ndarray:
+        """(n_ct, n_c) internal tendon tensions per unit chamber force p A_eff [N/N]: -1 on
+        the chamber's own tendon, +1 on the one cancelling it before its segment."""
+        rows = [(k, -1.0) for k in range(self.n_chambers)]
+        rows += [(k, 1.0) for k in range(self.n_chambers) if self.chamber_seg[k] > 0]
+        out = np.zeros((len(rows), self.n_chambers))
+        for i, (k, sign) in enumerate(rows):
+            out[i, k] = sign
+        return out
+
+    def chamber_forces(self, pressures: np.ndarray) -> np.ndarray:
+        """Chamber forces p A_eff(p) (n_c,) [N] at gauge pressures (n_c,) [Pa]."""
+        chambers = self.spec.chamber_list()
+        return np.array([c.force(float(p)) for (_, c), p in zip(chambers, pressures, strict=True)])
+
+    @cached_property
+    def with_chambers(self) -> RodModel:
+        """This model with one internal tendon per chamber (two past the first segment)
+        appended to its tendon arrays (see the class docstring); itself without chambers."""
+        if self.n_chambers == 0 or self.n_internal_tendons:
+            return self
+        cmap = self.chamber_map
+        k_of = np.argmax(np.abs(cmap), axis=1)
+        # The chamber's own tendon ends at its segment's end, the cancelling one a segment before.
+        seg = self.chamber_seg[k_of] - (cmap[np.arange(k_of.size), k_of] > 0)
+        r = self.chamber_r[k_of]
+        n_ct = k_of.size
+        return dataclasses.replace(
+            self,
+            tendon_r=np.concatenate([self.tendon_r, r]),
+            tendon_seg=np.concatenate([self.tendon_seg, seg]).astype(np.int64),
+            tendon_stiffness=np.concatenate([self.tendon_stiffness, np.full(n_ct, np.nan)]),
+            tendon_rest_length=np.concatenate(
+                [self.tendon_rest_length, self.seg_start[seg] + self.seg_length[seg]]
+            ),
+            tendon_pack=np.ascontiguousarray(
+                np.concatenate([self.tendon_pack, np.c_[r, seg.astype(float)]])
+            ),
+            n_internal_tendons=n_ct,
+        )
 
     @property
     def n_nodes(self) -> int:
@@ -108,10 +168,12 @@ class RodModel:
 
     @cached_property
     def tension_scale(self) -> float:
-        """Tension that produces `moment_scale` at the largest tendon offset [N]."""
-        if self.n_tendons == 0:
+        """Tension that produces `moment_scale` at the largest tendon offset [N] (the robot's
+        tendons; internal chamber tendons never carry unknown tensions)."""
+        n_real = self.n_tendons - self.n_internal_tendons
+        if n_real == 0:
             return self.moment_scale
-        return self.moment_scale / float(np.max(np.abs(self.tendon_r[:, :2])))
+        return self.moment_scale / float(np.max(np.abs(self.tendon_r[:n_real, :2])))
 
     @cached_property
     def kernel_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -207,6 +269,11 @@ def compile_model(
             tendon_k[i] = t.stiffness
         tendon_rest[i] = seg_start[j] + seg_length[j]
 
+    # Chamber lines (the internal tendons of `RodModel.with_chambers`).
+    chambers = spec.chamber_list()
+    chamber_r = np.array([c.body_position for _, c in chambers], dtype=float).reshape(-1, 3)
+    chamber_seg = np.array([j for j, _ in chambers], dtype=np.int64)
+
     seg_par = np.concatenate([K_bt, K_se, u_star, rho_A[:, None]], axis=1)
     tendon_pack = np.concatenate([tendon_r, tendon_seg[:, None].astype(float)], axis=1)
     return RodModel(
@@ -231,6 +298,8 @@ def compile_model(
         disk_seg=np.array(disk_seg, dtype=np.int64),
         seg_par=np.ascontiguousarray(seg_par),
         tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, 4)),
+        chamber_r=chamber_r,
+        chamber_seg=chamber_seg,
     )
 
 

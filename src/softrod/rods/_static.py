@@ -8,6 +8,7 @@ sensitivities (`_sensitivity`) and the stability test (`_stability`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import StaticLoads, check_inputs
+from softrod.rods._inputs import StaticLoads, _with_chambers, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
@@ -41,6 +42,7 @@ def solve_static(
     distributed_force: Sequence[float] | np.ndarray | None = None,
     gravity: Sequence[float] | np.ndarray | None = None,
     point_loads: Sequence[Any] | None = None,
+    pressures: Sequence[float] | np.ndarray | None = None,
     method: str = "shooting",
     guess: StaticResult | None = None,
     rtol: float = DEFAULT_RTOL,
@@ -63,6 +65,9 @@ def solve_static(
     gravity : (3,) [m/s^2]; adds the weight of backbone and disks.
     point_loads : [(s, force (3,), moment (3,) optional), ...] world-frame point loads at arc
         length s in (0, L] [m, N, N m].
+    pressures : (n_c,) chamber gauge pressures [Pa], one per `segments[i].chambers` entry,
+        segment by segment (docs/actuators.md); within `pressure_range` where given. Tension
+        control only (with `lengths` they must be 0).
     method : "shooting" (Newton shooting, exact), "observer" (one SoftManiSim observer update
         from the state carried by `guess`; repeat with guess=previous to converge or to track
         a time-varying input) or "pcc" (constant curvature, load-free).
@@ -96,7 +101,15 @@ def solve_static(
     nodes = tuple(float(p[0]) for p in point_loads) if point_loads else ()
     model = as_model(robot, steps, nodes)
     inp = check_inputs(
-        model, tensions, lengths, tip_force, tip_moment, distributed_force, gravity, point_loads
+        model,
+        tensions,
+        lengths,
+        tip_force,
+        tip_moment,
+        distributed_force,
+        gravity,
+        point_loads,
+        pressures,
     )
     if options and method != "shooting":
         raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
@@ -106,11 +119,30 @@ def solve_static(
     if not isinstance(check_stability, bool):
         raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
     solver = METHODS[method]
-    result = solver(model, inp, guess, float(rtol), max_iter, **options)
-    if not check_stability:
-        return result
+    # Chambers run as internal tendons of a kernel model (stability included); the result
+    # shows the robot's own tendons only.
+    kmodel, kinp = _with_chambers(model, inp)
+    n_t = model.n_tendons
+    if kmodel is not model and guess is not None and guess.tendon_tension.shape == (n_t,):
+        internal = np.zeros(kmodel.n_tendons - n_t)
+        if guess.inputs.pressures is not None and guess.inputs.lengths is None:
+            forces = model.chamber_forces(guess.inputs.pressures)
+            internal = guess.load_scale * (model.chamber_map @ forces)
+        guess = dataclasses.replace(
+            guess, tendon_tension=np.concatenate([guess.tendon_tension, internal])
+        )
 
     def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
-        return solver(model, loads, start, float(rtol), max_iter, **options)
+        return solver(kmodel, loads, start, float(rtol), max_iter, **options)
 
-    return stable_equilibrium(model, inp, result, solve)
+    result = solve(kinp, guess)
+    if check_stability:
+        result = stable_equilibrium(kmodel, kinp, result, solve)
+    if kmodel is model:
+        return result
+    return dataclasses.replace(
+        result,
+        tendon_tension=result.tendon_tension[:n_t].copy(),
+        tendon_length=result.tendon_length[:n_t].copy(),
+        inputs=inp,
+    )
