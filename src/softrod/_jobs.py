@@ -1,14 +1,20 @@
-"""Helpers shared by long jobs (sweeps, training): a kill that still saves what was done."""
+"""Helpers shared by long jobs (sweeps, training, calibrations, validations): a kill that still
+saves what was done, and a journal that lets a killed job resume."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import signal
 import threading
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-__all__ = ["StopFlag", "sigterm_as_interrupt", "stop_requested"]
+__all__ = ["Journal", "StopFlag", "config_hash", "sigterm_as_interrupt", "stop_requested"]
 
 
 @contextmanager
@@ -56,3 +62,125 @@ def stop_requested() -> Iterator[StopFlag]:
     finally:
         for sig, previous in old.items():
             signal.signal(sig, previous)
+
+
+#: Version of the journal format (first line of every journal).
+JOURNAL_FORMAT = 1
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """SHA-256 of a job's configuration (JSON with sorted keys; numpy arrays by their bytes)."""
+
+    def default(obj: Any) -> Any:
+        if hasattr(obj, "tobytes") and hasattr(obj, "dtype"):
+            return hashlib.sha256(obj.tobytes()).hexdigest() + str(obj.dtype) + str(obj.shape)
+        return str(obj)
+
+    text = json.dumps(config, sort_keys=True, default=default)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Journal:
+    """Append-only JSON Lines record of a resumable job.
+
+    Line 1 names the job and the hash of its configuration; every later line is one finished
+    unit of work (a model evaluation, a validated record), flushed and fsync'ed before the job
+    moves on, so a kill (SIGKILL included) loses at most the unit in progress. Opening with
+    `resume=True` reads the records back: a last line cut by the kill, or any damaged line, is
+    dropped together with everything after it (the file is truncated there and those units run
+    again: a journal is a cache), with a warning naming the file. A journal of another
+    configuration is refused (ValueError naming the file); a header that cannot be read starts
+    the journal over. Without `resume` the file is started afresh (header written atomically).
+
+    path : the journal file (`.jsonl`). kind : what the job is ("calibration", ...).
+    config : everything that determines the job's results (hashed with `config_hash`).
+    """
+
+    def __init__(
+        self, path: str | Path, kind: str, config: Mapping[str, Any], *, resume: bool
+    ) -> None:
+        self.path = Path(path)
+        self.kind = kind
+        self.hash = config_hash(config)
+        self.records: list[dict[str, Any]] = []
+        self.resumed = False
+        if resume and self.path.exists() and self._read():
+            self.resumed = True
+        else:
+            self._start()
+        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+
+    def _header(self) -> dict[str, Any]:
+        return {"softrod_journal": JOURNAL_FORMAT, "kind": self.kind, "config": self.hash}
+
+    def _start(self) -> None:
+        # A fresh journal appears complete or not at all: header written to a temporary name.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.partial")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(self._header()) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def _read(self) -> bool:
+        """Load the records; False when the header is unreadable (the journal starts over)."""
+        raw = self.path.read_bytes()
+        lines = raw.split(b"\n")
+        try:
+            header = json.loads(lines[0]) if len(lines) > 1 else None
+        except ValueError:
+            header = None
+        if not isinstance(header, dict) or header.get("softrod_journal") != JOURNAL_FORMAT:
+            warnings.warn(
+                f"{self.path}: not a readable softrod {self.kind} journal (damaged header); "
+                "starting over",
+                stacklevel=3,
+            )
+            return False
+        if header.get("kind") != self.kind or header.get("config") != self.hash:
+            raise ValueError(
+                f"{self.path} is the journal of a different {self.kind} (its configuration "
+                "changed); delete it, or run without --resume to start over"
+            )
+        good = len(lines[0]) + 1
+        dropped = 0
+        # Complete lines end in a newline; the last element is a tail cut by a kill (or b"").
+        for k, line in enumerate(lines[1:-1]):
+            try:
+                rec = json.loads(line)
+                if not isinstance(rec, dict):
+                    raise ValueError
+            except ValueError:
+                dropped = len(lines) - 2 - k
+                break
+            self.records.append(rec)
+            good += len(line) + 1
+        if good < len(raw):
+            what = f"{dropped} damaged record(s)" if dropped else "a record cut short"
+            warnings.warn(
+                f"{self.path}: dropped {what} after record {len(self.records)}; "
+                "that work runs again",
+                stacklevel=3,
+            )
+            with open(self.path, "r+b") as fh:
+                fh.truncate(good)
+        return True
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record and make it durable (flush + fsync) before returning."""
+        self._fh.write(json.dumps(record) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self.records.append(dict(record))
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def remove(self) -> None:
+        """Close and delete the journal (the job's results are safely written elsewhere)."""
+        self.close()
+        self.path.unlink(missing_ok=True)

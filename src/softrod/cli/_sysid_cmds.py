@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from softrod.cli._app import CliError, app
-from softrod.cli._outputs import prepare_output
+from softrod.cli._outputs import atomic_path, prepare_output
 from softrod.cli._resolve import find_robot, parse_vector
 from softrod.description import json_safe
 
@@ -108,17 +108,27 @@ def calibrate_cmd(
             "-o",
             metavar="FILE.yaml",
             help="Calibrated description (default <name>_calibrated.yaml); a record of the run "
-            "is written beside it as <stem>.calibration.json.",
+            "is written beside it as <stem>.calibration.json, and while it runs a checkpoint "
+            "<stem>.calibration.ckpt.jsonl (removed when done).",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace existing output files.")
     ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Continue a killed calibration from its checkpoint (same arguments); the "
+            "result equals an uninterrupted run's.",
+        ),
+    ] = False,
 ) -> None:
     """Fit description fields to measured tip positions (least squares or Bayesian)."""
     import numpy as np
 
+    from softrod._jobs import sigterm_as_interrupt
     from softrod.description import load_robot
     from softrod.sysid import calibrate, read_measurements
 
@@ -148,26 +158,46 @@ def calibrate_cmd(
     record_path = prepare_output(
         out_path.with_name(out_path.stem + ".calibration.json"), overwrite=overwrite
     )
+    ckpt_path = out_path.with_name(out_path.stem + ".calibration.ckpt.jsonl")
+    if ckpt_path.exists() and not (resume or overwrite):
+        raise CliError(
+            f"{ckpt_path} holds an interrupted calibration; pass --resume to continue it or "
+            "--overwrite to start over"
+        )
+    if resume and not ckpt_path.exists():
+        print(f"note: no checkpoint {ckpt_path}; starting from the beginning", file=sys.stderr)
     mj: dict[str, Any] = {}
     if links is not None:
         mj["links"] = links
     if model == "mujoco" and g is not None:
         mj["gravity"] = tuple(g)
-    res = calibrate(
-        spec,
-        meas,
-        names,
-        method=method,  # type: ignore[arg-type]
-        model=model,  # type: ignore[arg-type]
-        bounds=parse_bounds(bounds),
-        pretension=pretension,
-        mujoco=mj,
-        gravity=g if model == "static" else None,
-        n_trials=trials,
-        refine=not no_refine,
-        rng=np.random.default_rng(seed),
-    )
-    res.robot.to_yaml(out_path)
+    try:
+        with sigterm_as_interrupt():
+            res = calibrate(
+                spec,
+                meas,
+                names,
+                method=method,  # type: ignore[arg-type]
+                model=model,  # type: ignore[arg-type]
+                bounds=parse_bounds(bounds),
+                pretension=pretension,
+                mujoco=mj,
+                gravity=g if model == "static" else None,
+                n_trials=trials,
+                refine=not no_refine,
+                rng=np.random.default_rng(seed),
+                checkpoint=ckpt_path,
+                resume=resume,
+            )
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the fit so far is in {ckpt_path}; continue it with the same command "
+            "and --resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130) from None
+    with atomic_path(out_path) as part:
+        res.robot.to_yaml(part)
     summary = res.to_dict()
     fitted = summary.pop("fitted")
     payload = {
@@ -180,7 +210,10 @@ def calibrate_cmd(
         "record": str(record_path),
     }
     payload = json_safe(payload)
-    record_path.write_text(json.dumps(payload, indent=2))
+    with atomic_path(record_path) as part:
+        part.write_text(json.dumps(payload, indent=2))
+    # Both results are complete on disk: the checkpoint has served its purpose.
+    ckpt_path.unlink(missing_ok=True)
     if as_json:
         print(json.dumps(payload))
         return

@@ -1,18 +1,24 @@
 """`softrod validate sorosim|hardware [--json]`: the issue-9 validation studies.
 
 Each writes a Markdown report with figures (default folder `runs/validation/`, git-ignored)
-and prints a summary line per result, or one JSON object with `--json`.
+and prints a summary line per result, or one JSON object with `--json`. Every record's result
+(a shape, a release, a robot's calibration) is journaled in `<out>/<study>.records.jsonl` as it
+finishes; `--resume` computes only the records missing there.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from softrod.cli._app import CliError, app
+
+if TYPE_CHECKING:
+    from softrod.validate import RecordCache
 
 __all__: list[str] = []
 
@@ -80,12 +86,76 @@ def validate_cmd(
     no_mujoco: Annotated[
         bool, typer.Option("--no-mujoco", help="hardware: static rod model only.")
     ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Reuse the per-record results in OUT/STUDY.records.jsonl of an interrupted "
+            "run; only missing records are computed.",
+        ),
+    ] = False,
 ) -> None:
     """Validate against SoRoSim (statics) or the physical seed-002 TDCRs (hardware)."""
-    from softrod.validate import hardware_study, sorosim_study
+    from softrod._jobs import sigterm_as_interrupt
+    from softrod.validate import RecordCache
 
     if study not in _STUDIES:
         raise CliError(f"STUDY must be one of {', '.join(_STUDIES)}, got {study!r}")
+    # Arguments are checked before the journal is opened (a typo must not reset it).
+    _check_args(study, material, robot, stride, max_nfev)
+    journal = out / f"{study}.records.jsonl"
+    cache = RecordCache(journal, {"study": study}, resume=resume)
+    try:
+        with sigterm_as_interrupt():
+            _run_study(
+                study, out, as_json, links, limit, limit_large, material, releases,
+                lgvi_releases, lgvi_fine, robot, stride, max_nfev, no_mujoco, cache,
+            )  # fmt: skip
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: {cache.n_cached + cache.n_computed} records are kept in {journal}; "
+            "continue with the same command and --resume",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130) from None
+    finally:
+        cache.close()
+
+
+def _check_args(
+    study: str, material: str | None, robot: str | None, stride: int, max_nfev: int
+) -> None:
+    from softrod.datasets import MATERIALS
+    from softrod.validate import ROBOTS
+
+    if study == "sorosim" and material is not None and material not in MATERIALS:
+        raise CliError(f"--material must be one of {', '.join(MATERIALS)}, got {material!r}")
+    if study == "hardware":
+        if robot is not None and robot not in ROBOTS:
+            raise CliError(f"--robot must be one of {', '.join(ROBOTS)}, got {robot!r}")
+        if stride < 1 or max_nfev < 1:
+            raise CliError("--stride and --max-nfev must be >= 1")
+
+
+def _run_study(
+    study: str,
+    out: Path,
+    as_json: bool,
+    links: str | None,
+    limit: int | None,
+    limit_large: int | None,
+    material: str | None,
+    releases: int,
+    lgvi_releases: int,
+    lgvi_fine: bool,
+    robot: str | None,
+    stride: int,
+    max_nfev: int,
+    no_mujoco: bool,
+    cache: RecordCache,
+) -> None:
+    from softrod.validate import hardware_study, sorosim_study
+
     if study == "sorosim":
         from softrod.datasets import MATERIALS
         from softrod.validate import LINKS
@@ -94,7 +164,9 @@ def validate_cmd(
             raise CliError(f"--material must be one of {', '.join(MATERIALS)}, got {material!r}")
         mats = (material,) if material else tuple(MATERIALS)
         ns = _csv_ints(links) if links else LINKS
-        obj = sorosim_study(out, materials=mats, links=ns, limit=limit, limit_large=limit_large)
+        obj = sorosim_study(
+            out, materials=mats, links=ns, limit=limit, limit_large=limit_large, cache=cache
+        )
         if releases > 0 or lgvi_releases > 0:
             from softrod.validate import (
                 LGVI_FINE_ELEMENTS,
@@ -109,6 +181,7 @@ def validate_cmd(
                 lgvi_releases=tuple(range(1, min(max(lgvi_releases, 0), 10) + 1)),
                 lgvi_elements=LGVI_FINE_ELEMENTS if lgvi_fine else None,
                 lgvi_rotary_inertia_scale=LGVI_FINE_ROTARY_INERTIA_SCALE if lgvi_fine else None,
+                cache=cache,
             )
             obj["dynamics"] = dyn["summary"]
             obj["dynamics_effective_over_stated_damping"] = dyn["effective_over_stated"]
@@ -149,6 +222,7 @@ def validate_cmd(
             max_nfev=max_nfev,
             mujoco=not no_mujoco,
             links=n,
+            cache=cache,
         )
         if as_json:
             typer.echo(json.dumps(obj))

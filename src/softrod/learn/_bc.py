@@ -323,7 +323,10 @@ def train_bc(
         try:
             ckpt = torch.load(ckpt_path, weights_only=False)
         except Exception as exc:  # noqa: BLE001 - any unreadable checkpoint is refused alike
-            raise ValueError(f"cannot read the checkpoint {ckpt_path}: {exc}") from None
+            raise ValueError(
+                f"cannot read the checkpoint {ckpt_path}: the file is truncated or corrupt "
+                f"({exc}); delete it to start over"
+            ) from None
         if ckpt.get("config") != config.model_dump(mode="json"):
             raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
         net.load_state_dict(ckpt["state_dict"])
@@ -455,7 +458,12 @@ def load_bc_policy(path: str | Path) -> BCPolicy:
         p = p / "policy.pt"
     if not p.is_file():
         raise FileNotFoundError(f"no BC policy at {path}")
-    blob = torch.load(p, map_location="cpu", weights_only=True)
+    try:
+        blob = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is refused alike
+        raise ValueError(
+            f"cannot read the BC policy {p}: the file is truncated or corrupt ({exc})"
+        ) from None
     if not isinstance(blob, dict) or blob.get("kind") != _KIND:
         raise ValueError(f"{p} is not a softrod BC policy")
     cfg = BCConfig.model_validate(blob["config"])

@@ -23,6 +23,7 @@ control rate (20 Hz here; seed 002 recorded at 60 Hz).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,16 @@ class DemoSet:
         }
         obs = np.concatenate(self.observations) if self.n_episodes else np.zeros((0, 0))
         act = np.concatenate(self.actions) if self.n_episodes else np.zeros((0, 0))
+        # Written under a temporary name and moved over `p` when complete (never a partial file).
+        tmp = p.with_name(f".{p.stem}.{os.getpid()}.partial.npz")
+        try:
+            self._write(tmp, obs, act, meta)
+            os.replace(tmp, p)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return p
+
+    def _write(self, p: Path, obs: np.ndarray, act: np.ndarray, meta: dict) -> None:
         np.savez_compressed(
             p,
             observations=obs.astype(np.float32),
@@ -180,7 +191,6 @@ class DemoSet:
             seeds=self.seeds,
             meta=np.array(json.dumps(meta)),
         )
-        return p
 
     @classmethod
     def load(cls, path: str | Path) -> DemoSet:
@@ -188,35 +198,41 @@ class DemoSet:
         p = Path(path)
         if not p.is_file():
             raise FileNotFoundError(f"no demonstrations at {p}")
-        with np.load(p, allow_pickle=False) as f:
-            missing = {
-                "observations",
-                "actions",
-                "episode_lengths",
-                "success",
-                "seeds",
-                "meta",
-            } - set(f.files)
-            if missing:
-                raise ValueError(
-                    f"{p} is not a softrod demonstration file (missing {sorted(missing)})"
-                )
-            meta = json.loads(str(f["meta"]))
-            cuts = np.cumsum(f["episode_lengths"])[:-1]
-            obs = np.split(f["observations"], cuts) if len(f["episode_lengths"]) else []
-            act = np.split(f["actions"], cuts) if len(f["episode_lengths"]) else []
-            return cls(
-                meta["env_id"],
-                list(obs),
-                list(act),
-                f["success"],
-                f["seeds"],
-                meta.get("env_kwargs", {}),
-                meta.get("control_period", 0.05),
-                meta.get("source", "expert"),
-                meta.get("dedup_tol"),
-                meta.get("action_noise"),
-            )
+        # Every array is read (and its checksum checked) here, so a truncated or corrupt file
+        # is refused with one message naming it, never half read.
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                f = {key: z[key] for key in z.files}
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is refused alike
+            raise ValueError(
+                f"cannot read the demonstrations {p}: the file is truncated or corrupt ({exc})"
+            ) from None
+        missing = {
+            "observations",
+            "actions",
+            "episode_lengths",
+            "success",
+            "seeds",
+            "meta",
+        } - set(f)
+        if missing:
+            raise ValueError(f"{p} is not a softrod demonstration file (missing {sorted(missing)})")
+        meta = json.loads(str(f["meta"]))
+        cuts = np.cumsum(f["episode_lengths"])[:-1]
+        obs = np.split(f["observations"], cuts) if len(f["episode_lengths"]) else []
+        act = np.split(f["actions"], cuts) if len(f["episode_lengths"]) else []
+        return cls(
+            meta["env_id"],
+            list(obs),
+            list(act),
+            f["success"],
+            f["seeds"],
+            meta.get("env_kwargs", {}),
+            meta.get("control_period", 0.05),
+            meta.get("source", "expert"),
+            meta.get("dedup_tol"),
+            meta.get("action_noise"),
+        )
 
 
 def record_episode(

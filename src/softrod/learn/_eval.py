@@ -61,9 +61,7 @@ class EvalResult:
 
 def load_sb3_policy(path: str | Path) -> Policy:
     """A deterministic policy function from an SB3 SAC .zip (or a run directory)."""
-    from stable_baselines3 import SAC
-
-    from softrod.learn._sac import set_torch_threads
+    from softrod.learn._sac import load_sac, set_torch_threads
 
     set_torch_threads(1)
     p = Path(path)
@@ -71,7 +69,7 @@ def load_sb3_policy(path: str | Path) -> Policy:
         p = p / "model.zip"
     if not p.is_file():
         raise FileNotFoundError(f"no policy at {path} (expected a .zip or a run directory)")
-    model = SAC.load(str(p), device="cpu")
+    model = load_sac(p, device="cpu")
 
     def policy(obs: np.ndarray) -> np.ndarray:
         action, _ = model.predict(obs, deterministic=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -208,12 +209,47 @@ def _callback(config: SACConfig, run_dir: Path, progress: bool) -> Any:
                 self._bar.stop()
 
     logger = RunLogger()
-    ckpt = CheckpointCallback(
+
+    class AtomicCheckpoint(CheckpointCallback):
+        """SB3's periodic checkpoint, written under a temporary name and moved into place, so
+        a kill (SIGKILL included) never leaves a truncated checkpoint behind."""
+
+        def _on_step(self) -> bool:
+            if self.n_calls % self.save_freq == 0:
+                _save_model_atomic(self.model, Path(self._checkpoint_path(extension="zip")))
+            return True
+
+    ckpt = AtomicCheckpoint(
         save_freq=max(config.checkpoint_every // config.n_envs, 1),
         save_path=str(run_dir / "checkpoints"),
         name_prefix="sac",
     )
     return logger, CallbackList([logger, ckpt])
+
+
+def _save_model_atomic(model: Any, path: Path) -> None:
+    """`model.save(path)` to a temporary `.zip` beside `path`, then renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.partial.zip")
+    try:
+        model.save(str(tmp))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load_sac(path: str | Path, **kwargs: Any) -> Any:
+    """`SAC.load(path, **kwargs)`; a truncated or corrupt file is a ValueError naming it."""
+    from stable_baselines3 import SAC
+
+    try:
+        return SAC.load(str(path), **kwargs)
+    except (FileNotFoundError, TypeError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any unreadable model file is refused alike
+        raise ValueError(
+            f"cannot read the SAC model {path}: the file is truncated or corrupt ({exc})"
+        ) from None
 
 
 def train_sac(
@@ -242,6 +278,9 @@ def train_sac(
     set_torch_threads(config.torch_threads)
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
+    # Temporary files of a run killed while saving (never read: their final names are).
+    for stale in (*run.glob(".*.partial.*"), *run.glob("checkpoints/.*.partial.*")):
+        stale.unlink(missing_ok=True)
     save_config(config, run / "config.yaml")
     env = _make_vec_env(config)
     try:
@@ -258,11 +297,17 @@ def train_sac(
         }
         if resume is not None:
             # The network and its weights come from the file, the hyperparameters from config.
-            model = SAC.load(str(resume), env=env, device="cpu", **hyper)
+            model = load_sac(resume, env=env, device="cpu", **hyper)
             buffer = Path(resume).with_name(REPLAY_BUFFER_FILE)
             if buffer.is_file():
                 # The run that wrote this model left its replay buffer: continue seamlessly.
-                model.load_replay_buffer(str(buffer))
+                try:
+                    model.load_replay_buffer(str(buffer))
+                except Exception as exc:  # noqa: BLE001 - any unreadable buffer alike
+                    raise ValueError(
+                        f"cannot read the replay buffer {buffer}: the file is truncated or "
+                        f"corrupt ({exc}); delete it to resume without it"
+                    ) from None
             else:
                 # No buffer: refill `learning_starts` transitions before the first update, or
                 # the first updates fit a handful of samples and undo part of the training.
@@ -297,14 +342,22 @@ def train_sac(
             interrupted = True
         wall = time.perf_counter() - t0
         model_path = run / "model.zip"
-        model.save(str(model_path))
+        # Final files appear complete or not at all (temporary name, then rename).
+        _save_model_atomic(model, model_path)
         if config.save_replay_buffer:
-            model.save_replay_buffer(str(run / REPLAY_BUFFER_FILE))
+            buffer_path = run / REPLAY_BUFFER_FILE
+            tmp = buffer_path.with_name(f".{buffer_path.stem}.{os.getpid()}.partial.pkl")
+            try:
+                model.save_replay_buffer(str(tmp))
+                os.replace(tmp, buffer_path)
+            finally:
+                tmp.unlink(missing_ok=True)
     finally:
         env.close()
     new_steps = int(model.num_timesteps) - start_steps
     result = TrainResult(run, model_path, new_steps, wall, len(logger.rows), interrupted)
-    (run / "summary.json").write_text(
+    summary_tmp = run / f".summary.{os.getpid()}.partial.json"
+    summary_tmp.write_text(
         json.dumps(
             {
                 "env_id": config.env_id,
@@ -317,5 +370,6 @@ def train_sac(
             indent=2,
         )
     )
+    os.replace(summary_tmp, run / "summary.json")
     plot_learning_curve(run)
     return result

@@ -33,9 +33,17 @@ def _pa() -> Any:
 
 
 def read_results(path: str | Path) -> Any:
-    """The result table (pyarrow.Table) of a sweep output file."""
+    """The result table (pyarrow.Table) of a sweep output file; a truncated or corrupt file is
+    a ValueError naming it."""
     _, pq = _pa()
-    return pq.read_table(path)
+    try:
+        return pq.read_table(path)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
+        raise ValueError(
+            f"cannot read the sweep results {path}: the file is truncated or corrupt ({exc})"
+        ) from None
 
 
 def _text(values: list[Any]) -> list[str | None]:

@@ -12,6 +12,16 @@ Standard errors come from the Jacobian J of the residuals at the optimum,
 cov = s^2 (J^T J)^-1 with s^2 = SSR / (3 m - p), the usual Gauss-Newton estimate for independent
 equal-variance measurement noise.
 
+Checkpoints: with `checkpoint=PATH`, every model evaluation (parameters and residuals) and every
+optimizer iteration (parameters, cost) is appended to a journal (`softrod._jobs.Journal`, JSON
+Lines, fsync'ed per line). `resume=True` replays the journal: the optimizer is started again from
+the same point with the same seed and is served the recorded evaluations while its requests
+match them, so it retraces the same trajectory without solving anything, then carries on
+evaluating the model. The static model's warm starts (`StaticTipModel`) are rebuilt first: each
+is a cold solve at parameters the journal names, so the model is in the state the uninterrupted
+run left it in, and the resumed fit is identical to an uninterrupted one (same evaluations,
+same values to the last bit). Models without `prime` (MuJoCo) are deterministic.
+
 Parameter names (see `softrod.description.with_fields`): description paths or bare names
 (`youngs_modulus`, `segments.0.tendons.*.offset`), `pretension` (common tendon pretension [N]),
 and `mujoco.<option>` (or a bare MujocoOptions field name such as `damping_ratio`).
@@ -23,11 +33,13 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from scipy.optimize import least_squares
 
+from softrod._jobs import Journal
 from softrod.description import RobotSpec, load_robot, resolve_fields, with_fields
 from softrod.sysid._data import Measurements
 from softrod.sysid._models import (
@@ -401,24 +413,87 @@ def _make_model(
 
 
 class _Objective:
-    """Residuals (3 m,) [m] of a parameter vector in scaled units; counts evaluations."""
+    """Residuals (3 m,) [m] of a parameter vector in scaled units; counts evaluations.
 
-    def __init__(self, state, params, model, data) -> None:
+    journal : where each evaluation is recorded (None: not recorded). Its records from an
+    earlier run are replayed in order while the requested parameters match them bit for bit.
+    """
+
+    def __init__(self, state, params, model, data, journal: Journal | None = None) -> None:
         self.state, self.params, self.model, self.data = state, params, model, data
         self.scale = np.array([p.scale for p in params])
         self.nfev = 0
         self.last_failed = 0
+        self.journal = journal
+        self.replay = [r for r in journal.records if "theta" in r] if journal else []
+        self.n_replayed = 0
+        # Row -> parameters of its last cold solve (the warm start it carries; see
+        # StaticTipModel), kept through a replay so the model's warm starts can be rebuilt.
+        self.anchor: dict[int, list[float]] = {}
+        self.rebuilt = False
 
     def values(self, theta: np.ndarray) -> np.ndarray:
         return np.asarray(theta, dtype=float) * self.scale
 
     def residuals(self, theta: np.ndarray) -> np.ndarray:
+        theta = np.asarray(theta, dtype=float)
+        if self.replay:
+            # The optimizer is deterministic: the same requests in the same order until the
+            # journal ends; the first mismatch ends the replay (the rest is stale).
+            rec = self.replay.pop(0)
+            if np.array_equal(np.asarray(rec["theta"], dtype=float), theta):
+                self.nfev += 1
+                self.n_replayed += 1
+                self.last_failed = int(rec["failed"])
+                self.anchor.update(dict.fromkeys(rec.get("cold", []), rec["theta"]))
+                return np.asarray(rec["r"], dtype=float)
+            self.replay.clear()
+        if self.n_replayed and not self.rebuilt:
+            self._rebuild_warm_starts()
+        r = self._evaluate(theta)
+        cold = list(getattr(self.model, "cold_rows", []))
+        self.anchor.update(dict.fromkeys(cold, theta.tolist()))
+        if self.journal is not None:
+            self.journal.append(
+                {"theta": theta.tolist(), "r": r.tolist(), "failed": self.last_failed, "cold": cold}
+            )
+        return r
+
+    def _rebuild_warm_starts(self) -> None:
+        """After a replay: the model's warm starts as the uninterrupted run left them."""
+        prime = getattr(self.model, "prime", None)
+        by_theta: dict[tuple[float, ...], list[int]] = {}
+        for row, th in self.anchor.items():
+            by_theta.setdefault(tuple(th), []).append(row)
+        if prime is not None:
+            for at, rows in by_theta.items():
+                state = apply_values(self.state, self.params, self.values(np.array(at)))
+                prime(state, self.data, sorted(rows))
+        self.rebuilt = True
+
+    def iteration(self, intermediate_result: Any) -> None:
+        """least_squares callback (SciPy picks the form by this argument's name): a small
+        checkpoint record per optimizer iteration."""
+        result = intermediate_result
+        if self.journal is not None and not self.replay:
+            self.journal.append(
+                {
+                    "iteration": int(getattr(result, "nit", 0)),
+                    "x": (np.asarray(result.x, dtype=float) * self.scale).tolist(),
+                    "cost": float(result.cost),
+                    "nfev": self.nfev,
+                }
+            )
+
+    def _evaluate(self, theta: np.ndarray) -> np.ndarray:
         self.nfev += 1
         try:
             state = apply_values(self.state, self.params, self.values(theta))
         except ValueError:
             # An invalid description (e.g. a tendon offset beyond its disk): far from the data.
             self.last_failed = self.data.n_samples
+            if hasattr(self.model, "cold_rows"):
+                self.model.cold_rows = []
             return np.full(3 * self.data.n_samples, FAILED_TIP_ERROR)
         tips, failed = self.model.predict(state, self.data)
         self.last_failed = failed
@@ -506,6 +581,8 @@ def calibrate(
     refine: bool = True,
     max_nfev: int | None = None,
     rng: np.random.Generator | None = None,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
 ) -> CalibrationResult:
     """Fit description fields (and pretension / MuJoCo options) to measured tip positions.
 
@@ -523,6 +600,9 @@ def calibrate(
     gravity : (3,) [m/s^2] for the static model (MuJoCo uses its option `gravity`).
     solver : static method ("shooting" or "pcc").
     rng : source of the Bayesian search's randomness (default: seed 0).
+    checkpoint : journal file (JSON Lines) of every evaluation and iteration (module docstring);
+        None: none. resume : continue the journal at `checkpoint` (it must belong to this very
+        calibration: same robot, data, options and seed) instead of starting it afresh.
 
     Returns
     -------
@@ -553,7 +633,53 @@ def calibrate(
         )
     state = ModelState(spec, float(pretension), dict(mujoco or {}) if model != "static" else {})
     params = fit_parameters(fit, state, tip_model, bounds, initial)
-    obj = _Objective(state, params, tip_model, data)
+    journal = None
+    if checkpoint is not None:
+        config = {
+            "robot": spec.to_dict(),
+            "data": [data.inputs, data.input_kind, data.tip_position, data.tip_force],
+            "trajectory": [data.time, data.trajectory],
+            "fit": [(p.name, p.paths, p.initial, p.lower, p.upper) for p in params],
+            "options": [method, tip_model.name, pretension, dict(mujoco or {}), mujoco_mode],
+            "static": [None if gravity is None else list(np.ravel(gravity)), solver],
+            "search": [n_trials, refine, max_nfev, rng.bit_generator.state],
+        }
+        journal = Journal(checkpoint, "calibration", config, resume=resume)
+    try:
+        return _calibrate(
+            t_start,
+            spec,
+            data,
+            state,
+            params,
+            tip_model,
+            journal,
+            method,
+            n_trials,
+            refine,
+            max_nfev,
+            rng,
+        )
+    finally:
+        if journal is not None:
+            journal.close()
+
+
+def _calibrate(
+    t_start: float,
+    spec: RobotSpec,
+    data: Measurements,
+    state: ModelState,
+    params: list[FitParameter],
+    tip_model: TipModel,
+    journal: Journal | None,
+    method: str,
+    n_trials: int,
+    refine: bool,
+    max_nfev: int | None,
+    rng: np.random.Generator,
+) -> CalibrationResult:
+    obj = _Objective(state, params, tip_model, data, journal)
     theta0 = np.array([p.initial / p.scale for p in params])
     lo = np.array([p.lower / p.scale for p in params])
     hi = np.array([p.upper / p.scale for p in params])
@@ -577,6 +703,7 @@ def calibrate(
             ftol=FTOL,
             xtol=XTOL,
             max_nfev=max_nfev,
+            callback=obj.iteration,
         )
         theta, jac = res.x, res.jac
         success = bool(res.success)
@@ -607,6 +734,8 @@ def calibrate(
     if n_failed:
         success = False
         message += f"; {n_failed} rows failed to evaluate at the optimum"
+    if journal is not None and journal.resumed:
+        extra = {**extra, "resumed_evaluations": obj.n_replayed}
     return CalibrationResult(
         success=success,
         message=message,

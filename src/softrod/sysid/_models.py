@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from softrod.description import RobotSpec
+from softrod.description import RobotSpec, numeric_fields
 from softrod.rods import StaticResult, compile_model, solve_static
 from softrod.sysid._data import Measurements
 
@@ -34,6 +34,15 @@ __all__ = [
     "effective_inputs",
     "FAILED_TIP_ERROR",
 ]
+
+#: Largest relative change of any description value (or of the pretension) between a row's
+#: previous solution and this call for which that solution is used as the warm start. Within it
+#: the previous equilibrium is a close predictor (the solver moves along the parameter change
+#: from there); beyond it a warm start could follow a different branch than the cold solve from
+#: rest, so the row starts cold. Measured on tdcr3 with tip loads and gravity (40 rows): warm
+#: starts make a model call 4.5x faster for finite-difference steps (1e-6), 2.8x for a 1 %
+#: change and 1.5x for 30 %; they change tips by <= 1.3e-11 m.
+WARM_START_MAX_CHANGE = 0.1
 
 #: Residual [m] assigned to a row whose model evaluation failed outright (non-finite tip):
 #: larger than any plausible tip error of a centimetre-to-metre robot, so the fit moves away.
@@ -84,7 +93,15 @@ class TipModel(Protocol):
 
 
 class StaticTipModel:
-    """Static equilibria by `softrod.solve_static`, warm-started row by row from the last call.
+    """Static equilibria by `softrod.solve_static`, warm-started row by row.
+
+    Each row's warm start is its equilibrium solved from rest (cold) at the last parameters
+    that needed a cold solve; it is used while no description value or the pretension has moved
+    by more than `WARM_START_MAX_CHANGE` from there, else the row is solved cold again and that
+    solution becomes its warm start. So every answer is the from-rest equilibrium or one reached
+    from it by a small parameter change, and it depends only on the parameters of this call and
+    of the cold solves before it (`cold_rows` lists this call's; `prime` redoes them), which
+    lets a resumed calibration rebuild the warm starts exactly.
 
     method : solver method ("shooting" or "pcc"); gravity : (3,) [m/s^2] or None.
     """
@@ -96,37 +113,62 @@ class StaticTipModel:
         self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
         self._guess: list[StaticResult | None] = []
         self._topology: tuple[int, ...] | None = None
+        self._solved_at: list[np.ndarray | None] = []
+        #: Rows the last `predict` solved cold (their warm starts were replaced).
+        self.cold_rows: list[int] = []
 
     def predict(self, state: ModelState, data: Measurements) -> tuple[np.ndarray, int]:
+        return self._solve(state, data, range(data.n_samples), cold=False)
+
+    def prime(self, state: ModelState, data: Measurements, rows: Any) -> None:
+        """Solve `rows` cold at `state` and keep them as those rows' warm starts."""
+        self._solve(state, data, rows, cold=True)
+
+    def _solve(
+        self, state: ModelState, data: Measurements, rows: Any, cold: bool
+    ) -> tuple[np.ndarray, int]:
         robot = state.robot
-        topology = (robot.n_segments, robot.n_tendons, data.n_samples)
+        values = np.array([*numeric_fields(robot).values(), state.pretension])
+        topology = (robot.n_segments, robot.n_tendons, data.n_samples, len(values))
         if topology != self._topology:
             self._guess = [None] * data.n_samples
+            self._solved_at = [None] * data.n_samples
             self._topology = topology
         model = compile_model(robot)
         inputs = effective_inputs(state, data)
-        tips = np.empty((data.n_samples, 3))
+        tips = np.full((data.n_samples, 3), np.nan)
         failed = 0
+        self.cold_rows = []
         key = "tensions" if data.input_kind == "tension" else "lengths"
-        for i in range(data.n_samples):
+        for i in rows:
             kwargs: dict[str, Any] = {key: inputs[i]}
             if np.any(data.tip_force[i]):
                 kwargs["tip_force"] = data.tip_force[i]
-            guess = self._guess[i] if self.method == "shooting" else None
+            guess = self._guess[i] if self.method == "shooting" and not cold else None
+            at = self._solved_at[i]
+            if guess is not None and (at is None or not _close(values, at)):
+                guess = None
             try:
                 res = solve_static(
                     model, gravity=self.gravity, method=self.method, guess=guess, **kwargs
                 )
             except ValueError:
-                tips[i] = np.nan
                 failed += 1
                 continue
             if not res.success:
                 failed += 1
-            else:
+            elif guess is None:
                 self._guess[i] = res
+                self._solved_at[i] = values
+                self.cold_rows.append(int(i))
             tips[i] = res.tip_position
         return tips, failed
+
+
+def _close(values: np.ndarray, ref: np.ndarray) -> bool:
+    """Every value within `WARM_START_MAX_CHANGE` (relative) of its reference."""
+    change = np.abs(values - ref)
+    return bool(np.all(change <= WARM_START_MAX_CHANGE * np.abs(ref)))
 
 
 class MujocoTipModel:

@@ -21,6 +21,7 @@ from softrod.validate._hardware import (
     tip_errors_mm,
 )
 from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study, mujoco_sweep
+from softrod.validate._records import RecordCache
 from softrod.validate._sorosim import StaticStudy, sorosim_robot, static_solver_study
 from softrod.validate._studies import hardware_study, sorosim_study
 
@@ -72,6 +73,7 @@ __all__ = [
     "static_errors",
     "tendon_tip",
     "ROBOTS",
+    "RecordCache",
     "HardwareFit",
     "HardwareParams",
     "StaticStudy",

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from softrod.datasets import SorosimRelease, load_sorosim_release
+from softrod.validate._records import RecordCache, cached, write_text_atomic
 from softrod.validate._sorosim import sorosim_robot
 
 __all__ = [
@@ -331,6 +332,20 @@ def _truncate(ref: SorosimRelease, keep: np.ndarray) -> SorosimRelease:
     )
 
 
+def _mujoco_row(mat: str, i: int, links: int, ref: SorosimRelease) -> dict[str, Any]:
+    cmp = mujoco_release(mat, i, links=links, damping=SOROSIM_DAMPING, ref=ref)
+    return {**cmp.summary(), "damping": SOROSIM_DAMPING}
+
+
+def _lgvi_row(
+    mat: str, i: int, ref: SorosimRelease, elements: int, inertia: float
+) -> dict[str, Any]:
+    cmp = lgvi_release(
+        mat, i, ref=ref, damping=SOROSIM_DAMPING, elements=elements, rotary_inertia_scale=inertia
+    )
+    return {**cmp.summary(), "damping": SOROSIM_DAMPING}
+
+
 def release_study(
     out_dir: str | Path,
     materials: Sequence[str] = ("steel", "tpu"),
@@ -339,6 +354,7 @@ def release_study(
     lgvi_releases: Sequence[int] = RELEASES,
     lgvi_elements: dict[str, int] | None = None,
     lgvi_rotary_inertia_scale: dict[str, float] | None = None,
+    cache: RecordCache | None = None,
 ) -> dict[str, Any]:
     """MuJoCo chain (`releases`) and LGVI (`lgvi_releases`) vs SoRoSim's release records, both
     with SoRoSim's Kelvin-Voigt damping (`damping="sorosim"`, nothing fitted to any record).
@@ -350,6 +366,9 @@ def release_study(
     Writes sorosim_dynamics.md / .json / .png into out_dir; returns the JSON object with
     `summary` {material: {model: {releases, mean_error_pct (mean of the per-release means),
     worst_mean_error_pct, max_error_pct, freq_rel_error_pct}}}.
+
+    cache : per-release summaries already computed (a resumed validation) and where new ones go;
+    the first release of each model per rod is always run again (its curves are plotted).
     """
     from softrod.validate._studies import _plt
 
@@ -367,24 +386,32 @@ def release_study(
         for i in releases:
             ref = refs[i]
             factors[mat][i] = effective_damping_ratio(ref) / float(ref.damping_ratio)
-            cmp = mujoco_release(mat, i, links=links, damping=SOROSIM_DAMPING, ref=ref)
-            rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
             if i == releases[0]:
+                cmp = mujoco_release(mat, i, links=links, damping=SOROSIM_DAMPING, ref=ref)
+                rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
                 curves[f"{mat}/{i}/mujoco"] = cmp
                 raw = mujoco_release(mat, i, links=links, damping="file", ref=ref)
                 rows.append({**raw.summary(), "damping": "file (as zeta_1)"})
+            else:
+                key = f"{mat}/release-mujoco-N{links}/{i}"
+                rows.append(cached(cache, key, _mujoco_row, mat, i, links, ref))
+        elements = (lgvi_elements or LGVI_ELEMENTS)[mat]
+        inertia = (lgvi_rotary_inertia_scale or LGVI_ROTARY_INERTIA_SCALE)[mat]
         for i in lgvi_releases:
-            cmp = lgvi_release(
-                mat,
-                i,
-                ref=refs[i],
-                damping=SOROSIM_DAMPING,
-                elements=(lgvi_elements or LGVI_ELEMENTS)[mat],
-                rotary_inertia_scale=(lgvi_rotary_inertia_scale or LGVI_ROTARY_INERTIA_SCALE)[mat],
-            )
-            rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
             if i == lgvi_releases[0]:
+                cmp = lgvi_release(
+                    mat,
+                    i,
+                    ref=refs[i],
+                    damping=SOROSIM_DAMPING,
+                    elements=elements,
+                    rotary_inertia_scale=inertia,
+                )
+                rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
                 curves[f"{mat}/{i}/lgvi"] = cmp
+            else:
+                key = f"{mat}/release-lgvi-{elements}-{inertia!r}/{i}"
+                rows.append(cached(cache, key, _lgvi_row, mat, i, refs[i], elements, inertia))
 
     def agg(mat: str, prefix: str) -> dict[str, float]:
         sel = [
@@ -449,6 +476,6 @@ def release_study(
         "",
         "![releases](sorosim_dynamics.png)",
     ]
-    (out / "sorosim_dynamics.md").write_text("\n".join(lines) + "\n")
-    (out / "sorosim_dynamics.json").write_text(json.dumps(obj, indent=1))
+    write_text_atomic(out / "sorosim_dynamics.md", "\n".join(lines) + "\n")
+    write_text_atomic(out / "sorosim_dynamics.json", json.dumps(obj, indent=1))
     return obj

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from softrod.datasets import SorosimStatics, load_sorosim_statics
+from softrod.validate._records import RecordCache, cached
 from softrod.validate._sorosim import StaticStudy, sorosim_robot
 
 __all__ = ["LINKS", "mujoco_static_study", "mujoco_sweep"]
@@ -29,10 +31,12 @@ def mujoco_static_study(
     data: SorosimStatics | None = None,
     root: str | Path | None = None,
     limit: int | None = None,
+    cache: RecordCache | None = None,
 ) -> StaticStudy:
     """Solve SoRoSim's shapes as MuJoCo equilibria of an N-link chain; errors in % of length.
 
-    A failed equilibrium is kept (its error counts) and flagged in `converged`.
+    A failed equilibrium is kept (its error counts) and flagged in `converged`. cache : per-shape
+    results already computed (a resumed validation) and where new ones go.
     """
     from softrod.mujoco import PointLoad, static_equilibrium
     from softrod.validate._chain import make_model
@@ -48,18 +52,25 @@ def mujoco_static_study(
     tip = np.empty(k)
     st_err = np.empty((k, len(stations)))
     ok = np.empty(k, dtype=bool)
-    for i in range(k):
+
+    def shape(i: int) -> dict[str, Any]:
         model.opt.gravity[:] = data.gravity[i]
         loads = [
             PointLoad(tip_body, tip_point, data.tip_force[i], data.tip_moment[i]),
             PointLoad(mid_body, mid_point, data.mid_force[i], data.mid_moment[i]),
         ]
         res = static_equilibrium(model, mjd, loads)
-        ok[i] = res.success
         pts = np.array([mjd.xpos[b] + mjd.xmat[b].reshape(3, 3) @ p for b, p in stations])
-        st_err[i] = np.linalg.norm(pts - data.positions[i], axis=1) / L * 100
         tip_pos = mjd.xpos[tip_body] + mjd.xmat[tip_body].reshape(3, 3) @ tip_point
-        tip[i] = np.linalg.norm(tip_pos - data.positions[i, -1]) / L * 100
+        return {
+            "ok": bool(res.success),
+            "stations": (np.linalg.norm(pts - data.positions[i], axis=1) / L * 100).tolist(),
+            "tip": float(np.linalg.norm(tip_pos - data.positions[i, -1])) / L * 100,
+        }
+
+    for i in range(k):
+        rec = cached(cache, f"{material}/mujoco-N{links}/{i}", shape, i)
+        ok[i], st_err[i], tip[i] = rec["ok"], rec["stations"], rec["tip"]
     return StaticStudy(material, f"mujoco-N{links}", tip, st_err, ok)
 
 

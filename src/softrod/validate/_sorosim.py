@@ -16,6 +16,7 @@ import numpy as np
 from softrod.datasets import MATERIALS, SorosimStatics, load_sorosim_statics
 from softrod.description import find_robot, load_robot
 from softrod.rods import compile_model, solve_static
+from softrod.validate._records import RecordCache, cached
 
 __all__ = ["StaticStudy", "static_solver_study", "sorosim_robot"]
 
@@ -56,8 +57,12 @@ def static_solver_study(
     data: SorosimStatics | None = None,
     root: str | Path | None = None,
     limit: int | None = None,
+    cache: RecordCache | None = None,
 ) -> StaticStudy:
-    """Re-solve SoRoSim's static shapes with softrod's shooting solver."""
+    """Re-solve SoRoSim's static shapes with softrod's shooting solver.
+
+    cache : per-shape results already computed (a resumed validation) and where new ones go.
+    """
     data = data or load_sorosim_statics(material, frame="mujoco", root=root)
     # Every station is a grid node, so the comparison needs no interpolation.
     inner = tuple(float(x) for x in np.unique(data.station_s) if 0.0 < x < data.length)
@@ -66,7 +71,8 @@ def static_solver_study(
     tip = np.empty(k)
     stations = np.empty((k, data.station_s.shape[0]))
     ok = np.empty(k, dtype=bool)
-    for i in range(k):
+
+    def shape(i: int) -> dict[str, Any]:
         sol = solve_static(
             rod,
             gravity=data.gravity[i],
@@ -74,10 +80,20 @@ def static_solver_study(
             tip_moment=data.tip_moment[i],
             point_loads=[(0.5 * data.length, data.mid_force[i], data.mid_moment[i])],
         )
-        ok[i] = sol.success
         pts = np.column_stack(
             [np.interp(data.station_s, sol.s, sol.positions[:, a]) for a in range(3)]
         )
-        stations[i] = np.linalg.norm(pts - data.positions[i], axis=1) / data.length * 100
-        tip[i] = np.linalg.norm(sol.tip_position - data.tip_position[i]) / data.length * 100
+        return {
+            "ok": bool(sol.success),
+            "stations": (
+                np.linalg.norm(pts - data.positions[i], axis=1) / data.length * 100
+            ).tolist(),
+            "tip": float(np.linalg.norm(sol.tip_position - data.tip_position[i]))
+            / data.length
+            * 100,
+        }
+
+    for i in range(k):
+        rec = cached(cache, f"{material}/static-{model}/{i}", shape, i)
+        ok[i], stations[i], tip[i] = rec["ok"], rec["stations"], rec["tip"]
     return StaticStudy(material, model, tip, stations, ok)

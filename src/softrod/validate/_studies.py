@@ -19,12 +19,14 @@ from softrod.validate._hardware import (
     DEFAULT_STRIDE,
     ROBOTS,
     HardwareFit,
+    HardwareParams,
     calibrate_hardware,
     mujoco_predict_marker,
     predict_marker,
     tip_errors_mm,
 )
 from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study
+from softrod.validate._records import RecordCache, cached, write_text_atomic
 from softrod.validate._sorosim import StaticStudy, static_solver_study
 
 __all__ = ["hardware_study", "sorosim_study"]
@@ -57,11 +59,13 @@ def sorosim_study(
     limit: int | None = None,
     limit_large: int | None = None,
     large_from: int = 100,
+    cache: RecordCache | None = None,
 ) -> dict[str, Any]:
     """Static solver and MuJoCo N-sweep against SoRoSim's 500 shapes per material.
 
     `limit` caps the shapes of every study (None: all 500); `limit_large` caps only the MuJoCo
-    runs with N >= `large_from` (the slowest).
+    runs with N >= `large_from` (the slowest). cache : per-shape results already computed (a
+    resumed validation) and where new ones go.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -70,12 +74,12 @@ def sorosim_study(
     for mat in materials:
         results[mat] = {}
         t0 = time.perf_counter()
-        results[mat]["static"] = static_solver_study(mat, limit=limit)
+        results[mat]["static"] = static_solver_study(mat, limit=limit, cache=cache)
         seconds[f"{mat}.static"] = time.perf_counter() - t0
         for n in links:
             lim = limit_large if (limit_large is not None and n >= large_from) else limit
             t0 = time.perf_counter()
-            results[mat][f"N{n}"] = mujoco_static_study(mat, int(n), limit=lim)
+            results[mat][f"N{n}"] = mujoco_static_study(mat, int(n), limit=lim, cache=cache)
             seconds[f"{mat}.N{n}"] = time.perf_counter() - t0
     summary = {
         mat: {key: {**st.summary(), "shapes": int(len(st.tip_error_pct))} for key, st in r.items()}
@@ -95,7 +99,7 @@ def sorosim_study(
     _sorosim_figures(out, results, links)
     _sorosim_markdown(out, summary, links, seconds)
     obj["report"] = str(out / "sorosim.md")
-    (out / "sorosim.json").write_text(json.dumps(obj, indent=1))
+    write_text_atomic(out / "sorosim.json", json.dumps(obj, indent=1))
     return obj
 
 
@@ -187,7 +191,7 @@ def _sorosim_markdown(out: Path, summary, links, seconds) -> None:
         "",
         "Run times [s]: " + ", ".join(f"{k} {v:.0f}" for k, v in seconds.items()),
     ]
-    (out / "sorosim.md").write_text("\n".join(lines) + "\n")
+    write_text_atomic(out / "sorosim.md", "\n".join(lines) + "\n")
 
 
 def _group(pattern: str) -> str:
@@ -202,14 +206,27 @@ def hardware_study(
     max_nfev: int = DEFAULT_MAX_NFEV,
     mujoco: bool = True,
     links: int = 30,
+    cache: RecordCache | None = None,
 ) -> dict[str, Any]:
-    """Calibrate on train (every `stride`-th row), evaluate on all of val, write the report."""
+    """Calibrate on train (every `stride`-th row), evaluate on all of val, write the report.
+
+    cache : per-robot calibrations already done (a resumed validation) and where new ones go.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     obj: dict[str, Any] = {"val_mean_tip_error_mm": {}, "robots": {}}
     figs: dict[str, dict[str, np.ndarray]] = {}
     for rob in robots:
-        fit: HardwareFit = calibrate_hardware(rob, stride=stride, max_nfev=max_nfev)
+        fit = _fit_from_record(
+            cached(
+                cache,
+                f"{rob}/calibration/stride{stride}/nfev{max_nfev}",
+                _calibrated,
+                rob,
+                stride,
+                max_nfev,
+            )
+        )
         val = load_tdcr_recording(rob, "val")  # type: ignore[arg-type]
         preds: dict[str, np.ndarray] = {}
         entry: dict[str, Any] = {
@@ -248,8 +265,41 @@ def hardware_study(
     _hardware_figures(out, figs)
     _hardware_markdown(out, obj, stride, links)
     obj["report"] = str(out / "hardware.md")
-    (out / "hardware.json").write_text(json.dumps(obj, indent=1))
+    write_text_atomic(out / "hardware.json", json.dumps(obj, indent=1))
     return obj
+
+
+def _calibrated(robot: str, stride: int, max_nfev: int) -> dict[str, Any]:
+    return _fit_record(calibrate_hardware(robot, stride=stride, max_nfev=max_nfev))
+
+
+def _fit_record(fit: HardwareFit) -> dict[str, Any]:
+    """A hardware calibration as a JSON-ready record (parameter vectors round-trip exactly)."""
+    return {
+        "robot": fit.robot,
+        "params": fit.params.to_vector().tolist(),
+        "initial": fit.initial.to_vector().tolist(),
+        "train_rows": fit.train_rows,
+        "rmse_before_mm": fit.rmse_before_mm,
+        "rmse_after_mm": fit.rmse_after_mm,
+        "nfev": fit.nfev,
+        "seconds": fit.seconds,
+        "message": fit.message,
+    }
+
+
+def _fit_from_record(rec: dict[str, Any]) -> HardwareFit:
+    return HardwareFit(
+        robot=rec["robot"],
+        params=HardwareParams.from_vector(np.array(rec["params"])),
+        initial=HardwareParams.from_vector(np.array(rec["initial"])),
+        train_rows=int(rec["train_rows"]),
+        rmse_before_mm=rec["rmse_before_mm"],
+        rmse_after_mm=rec["rmse_after_mm"],
+        nfev=int(rec["nfev"]),
+        seconds=rec["seconds"],
+        message=rec["message"],
+    )
 
 
 def _hardware_figures(out: Path, figs: dict[str, dict[str, np.ndarray]]) -> None:
@@ -336,4 +386,4 @@ def _hardware_markdown(out: Path, obj: dict[str, Any], stride: int, links: int) 
             f"![histogram](hardware_{rob}_histogram.png)",
             "",
         ]
-    (out / "hardware.md").write_text("\n".join(lines) + "\n")
+    write_text_atomic(out / "hardware.md", "\n".join(lines) + "\n")
