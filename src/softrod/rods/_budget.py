@@ -18,6 +18,8 @@ from contextvars import ContextVar
 from functools import wraps
 from typing import Any, TypeVar
 
+import numba.core.event as numba_event
+
 __all__ = [
     "BUDGET_MESSAGE",
     "BUDGET_STATUS",
@@ -59,10 +61,38 @@ def solve_time_limit(seconds: float) -> Iterator[None]:
         _LIMIT.reset(token)
 
 
+class _CompileClock(numba_event.Listener):
+    """Seconds spent compiling numba kernels in this process (outermost compiles only)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._depth = 0
+        self._t0 = 0.0
+
+    def on_start(self, event: Any) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            self._t0 = time.perf_counter()
+
+    def on_end(self, event: Any) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._t0
+
+
+# A first solve in a fresh checkout compiles the kernels (a minute on a slow machine): that is
+# not the solve's time, so the deadline moves by the compile time spent since the solve began.
+_COMPILE = _CompileClock()
+numba_event.register("numba:compile", _COMPILE)
+
+
 def budget_expired() -> bool:
-    """True when the running solve has used up its time limit (False outside a solve)."""
+    """True when the running solve has used up its time limit, JIT compilation not counted
+    (False outside a solve)."""
     deadline = _DEADLINE.get()
-    return deadline is not None and time.perf_counter() > deadline
+    if deadline is None:
+        return False
+    return time.perf_counter() - _COMPILE.seconds > deadline
 
 
 def budgeted(solver: F) -> F:
@@ -72,7 +102,7 @@ def budgeted(solver: F) -> F:
     def run(*args: Any, **kwargs: Any) -> Any:
         if _DEADLINE.get() is not None:
             return solver(*args, **kwargs)
-        token = _DEADLINE.set(time.perf_counter() + _LIMIT.get())
+        token = _DEADLINE.set(time.perf_counter() - _COMPILE.seconds + _LIMIT.get())
         try:
             return solver(*args, **kwargs)
         finally:
