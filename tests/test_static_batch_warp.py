@@ -98,8 +98,8 @@ def test_agrees_with_solve_static_loop(solved) -> None:
             assert ref.success, (name, i, ref.message)
             assert res.success[i], (name, i, res.residual[i])
             assert res.residual[i] <= RTOL
-            # The same strategy (direct Newton or ramp, same steps): the same Newton count.
-            assert res.iterations[i] == ref.nit, (name, i)
+            # solve_static's continuation is now branch-safe (tip-bounded steps, issue 19) and
+            # may take more Newton iterations than the batch's load-number ramp: same answer.
             np.testing.assert_allclose(res.tip_position[i], ref.tip_position, rtol=0, atol=TIP_TOL)
             np.testing.assert_allclose(res.positions[i], ref.positions, rtol=0, atol=TIP_TOL)
             np.testing.assert_allclose(res.tip_rotation[i], ref.tip_rotation, atol=TIP_TOL)
