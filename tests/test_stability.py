@@ -97,9 +97,13 @@ def _elastica_tip(P: float, EI: float, L: float) -> np.ndarray:
 
 def test_euler_load_is_the_stability_boundary(column):
     model, _, L, P_cr = column
-    below = softrod.solve_static(model, tip_force=[0, 0, -(1 - CRITICAL_MARGIN) * P_cr])
-    above = softrod.solve_static(model, tip_force=[0, 0, -(1 + CRITICAL_MARGIN) * P_cr])
-    # Both plain solves return the straight rod: only the first is stable.
+    below = softrod.solve_static(
+        model, tip_force=[0, 0, -(1 - CRITICAL_MARGIN) * P_cr], check_stability=False
+    )
+    above = softrod.solve_static(
+        model, tip_force=[0, 0, -(1 + CRITICAL_MARGIN) * P_cr], check_stability=False
+    )
+    # Both unchecked solves return the straight rod: only the first is stable.
     assert np.allclose(below.tip_position, [0, 0, L]) and np.allclose(above.tip_position, [0, 0, L])
     assert is_stable(model, below) is True
     assert is_stable(model, above) is False
@@ -120,12 +124,26 @@ def test_beyond_euler_returns_the_stable_elastica(column, ratio):
     assert res.to_dict()["stable"] is True
 
 
+def test_stability_is_checked_by_default(column):
+    # A success is a stable equilibrium without asking: beyond Euler's load the default solve
+    # returns the buckled elastica, not the straight column.
+    model, EI, L, P_cr = column
+    res = softrod.solve_static(model, tip_force=[0, 0, -1.5 * P_cr])
+    assert res.success and res.stable is True, res.message
+    err = np.linalg.norm(res.tip_position - _elastica_tip(1.5 * P_cr, EI, L))
+    assert err < ELASTICA_TIP_TOL * L, err / L
+
+
 def test_self_weight_buckling_length(column):
     model, EI, L, _ = column
     q_cr = _greenhill() * EI / L**3  # [N/m]
     g_cr = q_cr / float(model.rho_A[0])
-    below = softrod.solve_static(model, gravity=[0, 0, -(1 - CRITICAL_MARGIN) * g_cr])
-    above = softrod.solve_static(model, gravity=[0, 0, -(1 + CRITICAL_MARGIN) * g_cr])
+    below = softrod.solve_static(
+        model, gravity=[0, 0, -(1 - CRITICAL_MARGIN) * g_cr], check_stability=False
+    )
+    above = softrod.solve_static(
+        model, gravity=[0, 0, -(1 + CRITICAL_MARGIN) * g_cr], check_stability=False
+    )
     assert is_stable(model, below) is True
     assert is_stable(model, above) is False
     droop = softrod.solve_static(
@@ -139,9 +157,9 @@ def test_upright_softmanisim_robot_droops():
     robot = softrod.load_robot(EXAMPLES_DIR / "softmanisim_2seg_extensible.yaml")
     upright = robot.model_copy(update={"base": robot.base.model_copy(update={
         "position": (0.0, 0.0, 0.0), "quaternion": (1.0, 0.0, 0.0, 0.0)})})  # fmt: skip
-    plain = softrod.solve_static(upright, gravity=[0, 0, -9.81])
+    plain = softrod.solve_static(upright, gravity=[0, 0, -9.81], check_stability=False)
     assert np.allclose(plain.tip_position, [0, 0, 0.2])  # the unstable upright shape
-    res = softrod.solve_static(upright, gravity=[0, 0, -9.81], check_stability=True)
+    res = softrod.solve_static(upright, gravity=[0, 0, -9.81])  # checked by default
     assert res.success and res.stable is True, res.message
     np.testing.assert_allclose(res.tip_position, [0.170, 0.0, 0.040], atol=DROOP_ATOL)
 
@@ -150,7 +168,7 @@ def _clamped_clamped_index(model, P: float) -> int:
     """Negative directions of the straight column under an axial force P [N] with both ends
     clamped: the condensed second variation restricted to eta(L) = 0 and a fixed tip position,
     int eta x p' ds = 0 (trapezoid rule on the nodes)."""
-    res = softrod.solve_static(model, tip_force=[0, 0, -P])
+    res = softrod.solve_static(model, tip_force=[0, 0, -P], check_stability=False)
     maps = stability_maps(model, res)
     H = _condensed_matrix(maps)
     n = maps.shape[0]
@@ -206,7 +224,7 @@ def test_transfer_maps_are_symplectic_with_tendons_and_3d_loads():
 
 
 def test_stable_is_none_where_not_checked(tdcr3):
-    res = softrod.solve_static(tdcr3, [0.5] * 9)
+    res = softrod.solve_static(tdcr3, [0.5] * 9, check_stability=False)
     assert res.stable is None and res.to_dict()["stable"] is None
     pcc = softrod.solve_static(tdcr3, [0.5] * 9, method="pcc", check_stability=True)
     assert pcc.stable is None
@@ -221,7 +239,7 @@ def test_unstable_without_a_stable_branch_is_a_failure(column):
     """If no stable equilibrium is reached the answer is success=False, never the unstable
     shape with success (here a solver that can only return the straight rod)."""
     model, _, _, P_cr = column
-    straight = softrod.solve_static(model, tip_force=[0, 0, -1.5 * P_cr])
+    straight = softrod.solve_static(model, tip_force=[0, 0, -1.5 * P_cr], check_stability=False)
     out = stable_equilibrium(model, straight.inputs, straight, lambda loads, guess: straight)
     assert not out.success and out.stable is False and out.status == STATUS_UNSTABLE
     assert "unstable" in out.message and "no stable equilibrium" in out.message

@@ -55,8 +55,8 @@ class StaticResult:
     tip_error : estimated discretisation error of the tip position [m] (step doubling), None
         when not estimated (`solve_static(..., error_estimate=True)` or `tol=` estimates it).
     stable : True when the equilibrium is a strict local minimum of the potential energy,
-    False when it is not, None when not checked (`solve_static(..., check_stability=True)`;
-    docs/stability.md).
+    False when it is not, None when not checked (`check_stability=False`, length control, the
+    observer and pcc methods; docs/stability.md).
     """
 
     method: str

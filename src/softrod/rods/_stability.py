@@ -41,7 +41,7 @@ from softrod.rods._static_kernels import _evaluate_interval
 __all__: list[str] = []
 
 #: `StaticResult.status` of an unstable equilibrium from which no stable one was reached.
-STATUS_UNSTABLE = 5
+STATUS_UNSTABLE = 7
 #: Imperfection sizes tried, as a tip force over EI / L^2 (or a tip moment over EI / L) along
 #: the unstable mode: 1e-2 is small against any load that buckles (P_cr L^2 / EI >= 2.47 for a
 #: clamped-free rod) so removing it is a short warm-started path, yet it tilts the ramp from rest

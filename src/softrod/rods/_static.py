@@ -48,7 +48,7 @@ def solve_static(
     rtol: float = DEFAULT_RTOL,
     max_iter: int = DEFAULT_MAX_ITER,
     steps: int | None = None,
-    check_stability: bool = False,
+    check_stability: bool = True,
     **options: Any,
 ) -> StaticResult:
     """Static equilibrium of a continuum robot.
@@ -79,8 +79,8 @@ def solve_static(
         variation, docs/stability.md) and set `result.stable`; an unstable equilibrium is
         replaced by the stable one reached by loading with a small imperfection along the
         unstable mode (said in `message`), or returned with success=False when none is
-        reached. Off by default: it costs one more integration with six sensitivity
-        directions, more than 20 % of a warm-started solve (measured in docs/stability.md).
+        reached. On by default (a success is a stable equilibrium); False skips it (one more
+        integration with six sensitivity directions, ~26 % of a warm-started solve).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
