@@ -25,7 +25,7 @@ from softrod.rods._model import RodModel, as_model
 from softrod.rods._multishoot import multiple_shooting
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
-from softrod.rods._static_kernels import _residual
+from softrod.rods._static_kernels import _newton
 
 __all__: list[str] = []
 
@@ -81,85 +81,6 @@ _STATUS_MESSAGES = {
     "equilibrium reached gradually)",
     BUDGET_STATUS: f"{BUDGET_MESSAGE} (raise it with softrod.rods.solve_time_limit)",
 }
-
-
-@njit(cache=True)
-def _bounded_newton(
-    x, length_mode, tau_fixed, base, geo, ld, bc, tol, max_iter, max_step, Y_out, X_out, counters
-):
-    """`_static_kernels._newton` with every Newton step shortened to at most `max_step` in the
-    scaled unknowns (M0 / m_scale, tensions / t_scale): the line search then only accepts
-    residual decreases near the current iterate, not on a distant branch. Same arguments
-    (plus max_step), counters and status codes."""
-    n = x.shape[0]
-    nz = (15 + tau_fixed.shape[0]) * (1 + n)
-    z = np.empty(nz)
-    r = np.empty(n)
-    J = np.empty((n, n))
-    r_try = np.empty(n)
-    J_try = np.empty((n, n))
-    x_try = np.empty(n)
-    m_scale = bc[3]
-    t_scale = bc[4]
-    ok = _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
-    counters[1] += 1
-    if not ok:
-        return 3
-    norm = np.max(np.abs(r))
-    counters[2] = norm
-    for _ in range(max_iter):
-        if norm <= tol:
-            return 0
-        step = np.linalg.solve(J, -r)
-        if not np.all(np.isfinite(step)):
-            return 3
-        # The step's length in scaled unknowns; shorten it to the bound.
-        size = 0.0
-        for a in range(n):
-            size = max(size, abs(step[a]) / (m_scale if a < 3 else t_scale))
-        alpha = 1.0 if size <= max_step else max_step / size
-        alpha_min = alpha / 64.0
-        accepted = False
-        norm_try = norm
-        while alpha >= alpha_min:
-            for a in range(n):
-                x_try[a] = x[a] + alpha * step[a]
-            ok = _residual(
-                x_try,
-                length_mode,
-                tau_fixed,
-                base,
-                geo,
-                ld,
-                bc,
-                True,
-                Y_out,
-                X_out,
-                z,
-                r_try,
-                J_try,
-            )
-            counters[1] += 1
-            if ok:
-                norm_try = np.max(np.abs(r_try))
-                if norm_try < norm:
-                    accepted = True
-                    break
-            alpha *= 0.5
-        counters[0] += 1
-        if not accepted:
-            # Leave Y_out/X_out describing x, not the rejected trial.
-            _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
-            counters[1] += 1
-            return 2
-        for a in range(n):
-            x[a] = x_try[a]
-            r[a] = r_try[a]
-            for c in range(n):
-                J[a, c] = J_try[a, c]
-        norm = norm_try
-        counters[2] = norm
-    return 0 if norm <= tol else 1
 
 
 def _resampled(
@@ -584,7 +505,7 @@ def _solve_once(
     def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float) -> int:
         pb = _problem(model, target, 1.0)
         return int(
-            _bounded_newton(
+            _newton(
                 x,
                 pb.length_mode,
                 pb.tau_fixed,
@@ -594,10 +515,10 @@ def _solve_once(
                 pb.bc,
                 rtol,
                 iters,
-                bound,
                 Y,
                 X,
                 counters,
+                bound,
             )
         )
 

@@ -548,11 +548,28 @@ def _residual(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out,
 
 
 @njit(cache=True)
-def _newton(x, length_mode, tau_fixed, base, geo, ld, bc, tol, max_iter, Y_out, X_out, counters):
+def _newton(
+    x,
+    length_mode,
+    tau_fixed,
+    base,
+    geo,
+    ld,
+    bc,
+    tol,
+    max_iter,
+    Y_out,
+    X_out,
+    counters,
+    max_step=np.inf,
+):
     """Damped Newton shooting on x (in place). counters: [nit, nfev, final residual norm].
 
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
     2 line search stalled, 3 non-finite state.
+    Every Newton step is shortened to at most `max_step` in the scaled unknowns (M0 / m_scale,
+    tensions / t_scale; default unbounded): the line search then only accepts residual
+    decreases near the current iterate, not on a distant branch.
     """
     n = x.shape[0]
     nz = (15 + tau_fixed.shape[0]) * (1 + n)
@@ -562,6 +579,8 @@ def _newton(x, length_mode, tau_fixed, base, geo, ld, bc, tol, max_iter, Y_out, 
     r_try = np.empty(n)
     J_try = np.empty((n, n))
     x_try = np.empty(n)
+    m_scale = bc[3]
+    t_scale = bc[4]
     ok = _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
     counters[1] += 1
     if not ok:
@@ -574,10 +593,15 @@ def _newton(x, length_mode, tau_fixed, base, geo, ld, bc, tol, max_iter, Y_out, 
         step = np.linalg.solve(J, -r)
         if not np.all(np.isfinite(step)):
             return 3
-        alpha = 1.0
+        # The step's length in scaled unknowns; shorten it to the bound.
+        size = 0.0
+        for a in range(n):
+            size = max(size, abs(step[a]) / (m_scale if a < 3 else t_scale))
+        alpha = 1.0 if size <= max_step else max_step / size
+        alpha_min = alpha / 64.0
         accepted = False
         norm_try = norm
-        while alpha >= 1.0 / 64.0:
+        while alpha >= alpha_min:
             for a in range(n):
                 x_try[a] = x[a] + alpha * step[a]
             ok = _residual(
