@@ -125,7 +125,7 @@ def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture
 
     for argv, needle in [
         (["train", "Nope-v0", "--steps", "10"], "unknown environment"),
-        (["train", "Reach-v0", "--algo", "ppo"], "--algo"),
+        (["train", "Reach-v0", "--algo", "dqn"], "--algo"),
         (["train", "Reach-v0", "--env-kwargs", "[1]"], "--env-kwargs"),
         (["eval", str(tmp_path / "missing")], "no policy"),
         (["bench", "envs", "--steps", "2"], "--steps"),
