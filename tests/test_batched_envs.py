@@ -95,6 +95,34 @@ def test_auto_reset_same_step() -> None:
         env.step(np.zeros((2, 10), dtype=np.float32))
 
 
+def test_unstable_world_terminates_and_resets_alone() -> None:
+    """A NaN injected into one world's state: that world alone terminates (reward -1,
+    info["unstable"]) and starts over; the others step exactly as an untouched batch."""
+    import warp as wp
+
+    env, ref = (make_batched("Reach-v0", 3, DEVICE, episode_steps=8) for _ in range(2))
+    env.reset(seed=1)
+    ref.reset(seed=1)
+    actions = np.random.default_rng(0).uniform(-1, 1, (5, 3, 10)).astype(np.float32)
+    for k in range(2):
+        env.step(actions[k])
+        ref.step(actions[k])
+    wp.to_torch(env.data.qvel)[1, 0] = float("nan")
+    obs, reward, term, trunc, info = env.step(actions[2])
+    obs_ref, *_ = ref.step(actions[2])
+    assert term.tolist() == [False, True, False] and not trunc.any()
+    assert info["unstable"].tolist() == [False, True, False] and float(reward[1]) == -1.0
+    assert torch.isfinite(obs).all() and torch.isfinite(info["final_obs"]).all()
+    # World 1 starts over (zero curvature commands, a finite state); 0 and 2 continue.
+    assert torch.all(obs[1, 24:34] == 0) and torch.isfinite(wp.to_torch(env.data.qpos)).all()
+    assert torch.equal(obs[[0, 2]], obs_ref[[0, 2]])
+    for k in range(3, 5):
+        obs, reward, term, _, info = env.step(actions[k])
+        obs_ref, reward_ref, *_ = ref.step(actions[k])
+        assert not term.any() and torch.isfinite(reward).all()
+        assert torch.equal(obs[[0, 2]], obs_ref[[0, 2]])
+
+
 def test_train_ppo_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A few worlds, a few hundred transitions of PPO on the device, saved and evaluated."""
     pytest.importorskip("skrl")

@@ -192,7 +192,12 @@ def _train_ppo(
     seeded evaluation (`softrod.learn.evaluate`)."""
     try:
         from softrod.envs import BATCHED_ENV_IDS
-        from softrod.learn.device_ppo import PPOConfig, load_ppo_policy, train_ppo
+        from softrod.learn.device_ppo import (
+            PPOConfig,
+            PPODivergedError,
+            load_ppo_policy,
+            train_ppo,
+        )
     except ImportError as exc:
         raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
     from softrod.learn import evaluate
@@ -220,6 +225,9 @@ def _train_ppo(
         result = train_ppo(config, run, log=lambda line: print(line, file=sys.stderr, flush=True))
     except ImportError as exc:
         raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
+    except PPODivergedError as exc:
+        print(f"softrod: error: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from None
     print(f"run: {result.run_dir}")
     print(f"policy: {result.policy_path}")
     print(f"timesteps: {result.timesteps}")

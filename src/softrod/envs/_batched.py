@@ -10,12 +10,16 @@ captured once as a CUDA graph and replayed.
 Contract (a `gymnasium.vector.VectorEnv`, tensors are torch tensors on the device, shared with
 the Warp arrays without copies): `reset(seed=)` -> (obs (n, n_obs) float32, info); `step(actions
 (n, n_act))` -> (obs, reward (n,) float32, terminated (n,) bool, truncated (n,) bool, info) with
-`info["success"]` (n,) bool and `info["distance"]` (n,) [m]. Every world has the same horizon
-(the host environment's `episode_steps`) and starts together, so the worlds truncate together;
-auto-reset is Gymnasium's SAME_STEP mode: the step that truncates returns the first observation
-of the next episodes, and the last one in `info["final_obs"]` (with `info["final_info"]`). These
-tasks never terminate (`terminated` is all False); the CPU envs' `unstable` termination (a MuJoCo
-bad-acceleration warning) has no counterpart in MuJoCo Warp.
+`info["success"]` (n,) bool, `info["distance"]` (n,) [m] and `info["unstable"]` (n,) bool. Every
+world has the same horizon (the host environment's `episode_steps`) and starts together, so the
+worlds truncate together; auto-reset is Gymnasium's SAME_STEP mode: the step that ends an
+episode returns the first observation of the next one, and the last one in `info["final_obs"]`
+(with `info["final_info"]`). The tasks terminate only when a world is unstable, the counterpart
+of the CPU envs' `unstable` (MuJoCo C's bad-acceleration warning, which MuJoCo Warp does not
+raise): its state, reward or distance is non-finite or its state beyond MuJoCo's 1e10. Such a
+world gets the reward `UNSTABLE_PENALTY`, `terminated` and `info["unstable"]` True, and is reset
+alone with a new task (the others continue; it then runs to the shared horizon, a shorter
+episode). Observations are always finite (NaN -> 0, clipped to +-OBS_LIMIT, as the CPU envs').
 
 Batched (matching the CPU env step for step, `compare_with_cpu`): see `BATCHED_ENV_IDS`; the
 others and why are in `UNBATCHED_ENV_IDS`.
@@ -31,6 +35,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from softrod.envs._base import UNSTABLE_PENALTY
 from softrod.envs.batched_reach import _import_warp
 
 __all__ = [
@@ -137,11 +142,12 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             self.distance = wp.zeros(n, dtype=f32)
             self.success = wp.zeros(n, dtype=wp.int32)
             self.clock = wp.zeros(1, dtype=wp.int32)
+            self.unstable = wp.zeros(n, dtype=wp.int32)
             self._task.allocate(self)
         to_t = wp.to_torch
         self._obs_t, self._action_t = to_t(self.obs), to_t(self.action)
         self._reward_t, self._distance_t = to_t(self.reward), to_t(self.distance)
-        self._success_t = to_t(self.success)
+        self._success_t, self._unstable_t = to_t(self.success), to_t(self.unstable)
         self._false = torch.zeros(n, dtype=torch.bool, device=self.torch_device)
         self._true = torch.ones(n, dtype=torch.bool, device=self.torch_device)
         self._step_count = 0
@@ -185,16 +191,27 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         wp.copy(self.action, src)
         self._advance()
         self._step_count += 1
-        reward = self._reward_t.clone()
+        unstable = self._unstable_t.bool()
+        reward = torch.where(unstable, UNSTABLE_PENALTY, self._reward_t)
         info = self._info()
-        if self._step_count < self.episode_steps:
+        info["success"] &= ~unstable
+        info["unstable"] = unstable
+        horizon = self._step_count >= self.episode_steps
+        # One small device -> host read per step: unstable worlds are rare, so branch on it.
+        any_unstable = bool(unstable.any())
+        if not horizon and not any_unstable:
             return self._obs_t, reward, self._false, self._false, info
         # SAME_STEP auto-reset: keep the last observation and info, start the next episodes.
         info["final_obs"] = self._obs_t.clone()
         info["final_info"] = {k: v.clone() for k, v in info.items() if k != "final_obs"}
-        self._reset_worlds(None)
+        if horizon:
+            self._reset_worlds(None)
+        else:
+            self._reset_unstable(unstable)
         info.update(self._info())
-        return self._obs_t, reward, self._false, self._true, info
+        info["unstable"] = unstable
+        truncated = ~unstable if horizon else self._false
+        return self._obs_t, reward, unstable, truncated, info
 
     def random_actions(self) -> None:
         """Fill `self.action` with seeded uniform actions in [-1, 1] on the device."""
@@ -240,7 +257,36 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             self._task.reset(self, params)
             mjw.forward(self.model, self.data)
             self._task.evaluate(self)
+            self.unstable.zero_()
         self._step_count = 0
+
+    def _reset_unstable(self, mask: Any) -> None:
+        """Reset the worlds of the bool tensor `mask` (n,) with new tasks; the others keep
+        their state (their task arrays and outputs are restored after the shared kernels)."""
+        wp, mjw = self._wp, self._mjw
+        rows = mask.nonzero().flatten().cpu().numpy()
+        new = self._task.sample(self._rng, self.num_envs)
+        params = {k: np.array(v, copy=True) for k, v in self.task_params.items()}
+        for k, v in params.items():
+            v[rows] = new[k][rows]
+        self.task_params = params
+        keep = ~mask
+        state = [wp.to_torch(a) for a in self._task.state_arrays(self)]
+        outputs = [self._obs_t, self._reward_t, self._distance_t, self._success_t]
+        outputs += [wp.to_torch(a) for a in self._task.eval_arrays(self)]
+        with wp.ScopedDevice(self.device):
+            saved = [t.clone() for t in state]
+            mjw.reset_data(self.model, self.data, reset=self.unstable)
+            # `reset` writes every world's task arrays: put the continuing worlds' back.
+            self._task.reset(self, params)
+            for t, s in zip(state, saved, strict=True):
+                t[keep] = s[keep]
+            mjw.forward(self.model, self.data)
+            saved = [t.clone() for t in outputs]
+            self._task.evaluate(self)
+            for t, s in zip(outputs, saved, strict=True):
+                t[keep] = s[keep]
+            self.unstable.zero_()
 
     def _advance(self) -> None:
         wp = self._wp
@@ -266,6 +312,13 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         mjw.forward(self.model, self.data)
         wp.launch(self._k.tick, dim=1, outputs=[self.clock])
         self._task.evaluate(self)
+        d = self.data
+        wp.launch(
+            self._k.check_unstable,
+            dim=self.num_envs,
+            inputs=[d.qpos, d.qvel, self.reward, self.distance],
+            outputs=[self.unstable],
+        )
 
 
 def _mocap_defaults(m: Any, n: int) -> np.ndarray:
@@ -416,6 +469,15 @@ class _ReachTask:
                 ],
                 outputs=[env.data.mocap_pos],
             )
+
+    def state_arrays(self, env: BatchedEnv) -> list[Any]:
+        """The per-world arrays `reset` writes (leading world axis)."""
+        d = env.data
+        return [self.kappa, self.error_sum, self.path_id, self.center, d.ctrl, d.mocap_pos]
+
+    def eval_arrays(self, env: BatchedEnv) -> list[Any]:
+        """The per-world arrays `evaluate` writes besides the env's outputs."""
+        return [self.error_sum, self.contacts]
 
     def apply_action(self, env: BatchedEnv) -> None:
         host = self.host
@@ -570,6 +632,14 @@ class _MagneticTask:
         mocap[:, self.host._target_mocap] = params["target"]
         env.data.mocap_pos.assign(mocap)
         self.field.zero_()
+
+    def state_arrays(self, env: BatchedEnv) -> list[Any]:
+        """The per-world arrays `reset` writes (leading world axis)."""
+        return [self.field, env.data.mocap_pos]
+
+    def eval_arrays(self, env: BatchedEnv) -> list[Any]:
+        """The per-world arrays `evaluate` writes besides the env's outputs."""
+        return []
 
     def apply_action(self, env: BatchedEnv) -> None:
         env._wp.launch(

@@ -285,3 +285,35 @@ def random_actions(seed: int, action: wp.array2d(dtype=wp.float32)):
     w, k = wp.tid()
     state = wp.rand_init(seed, w * action.shape[1] + k)
     action[w, k] = 2.0 * wp.randf(state) - 1.0
+
+
+#: MuJoCo's bound of a sane state component (mjMAXVAL): beyond it MuJoCo C warns and resets.
+MAX_STATE = 1.0e10
+
+
+@wp.func
+def bad(x: float):
+    return wp.isnan(x) or wp.isinf(x) or wp.abs(x) > MAX_STATE
+
+
+# A world is unstable when its state, reward or distance is non-finite (or its state beyond
+# MAX_STATE): the batched counterpart of the CPU envs' bad-acceleration `unstable` flag.
+@wp.kernel
+def check_unstable(
+    qpos: wp.array2d(dtype=wp.float32),
+    qvel: wp.array2d(dtype=wp.float32),
+    reward: wp.array(dtype=wp.float32),
+    distance: wp.array(dtype=wp.float32),
+    unstable: wp.array(dtype=wp.int32),
+):
+    w = wp.tid()
+    flag = wp.int32(0)
+    if bad(reward[w]) or bad(distance[w]):
+        flag = wp.int32(1)
+    for i in range(qpos.shape[1]):
+        if bad(qpos[w, i]):
+            flag = wp.int32(1)
+    for i in range(qvel.shape[1]):
+        if bad(qvel[w, i]):
+            flag = wp.int32(1)
+    unstable[w] = flag

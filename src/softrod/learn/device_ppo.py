@@ -8,6 +8,14 @@ Why skrl (not rsl-rl-lib): rsl-rl-lib 5.x needs tensordict, a compiled package b
 torch version, while skrl is pure Python (gymnasium, tqdm, packaging, tensorboard) with a torch
 PPO that takes torch tensors of any vectorised environment; it installs beside any torch.
 
+Guarded against divergence: the learning rate adapts to the KL divergence between the old and
+new policy (skrl's `KLAdaptiveLR`, threshold `kl_threshold`, as Isaac Lab / rsl-rl), gradients
+are clipped to a global norm of `grad_norm_clip` (1.0, rsl-rl's), and after every update every
+policy, value and normaliser parameter is checked: a non-finite one restores the last finite
+snapshot (kept on the device), halves the learning rate (the KL schedule may not raise it above
+that again) and logs one line; after `max_recoveries` such events training stops with
+`PPODivergedError`. A non-finite policy is never saved: `policy.pt` is the last finite one.
+
 `train_ppo(config, run_dir)` writes `policy.pt` (atomically: a temporary file renamed), with
 the policy network, the observation normaliser and the config; `load_ppo_policy(path)` turns it
 into a numpy policy for `softrod.learn.evaluate` (the CPU env, seeded episodes).
@@ -17,6 +25,7 @@ Optional: needs skrl, torch and the `warp` extra (`pip install 'softrod[warp]'`)
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
@@ -28,7 +37,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PPOConfig", "PPOResult", "is_ppo_policy", "load_ppo_policy", "train_ppo"]
+__all__ = [
+    "PPOConfig",
+    "PPODivergedError",
+    "PPOResult",
+    "is_ppo_policy",
+    "load_ppo_policy",
+    "train_ppo",
+]
 
 
 @dataclass(frozen=True)
@@ -39,7 +55,9 @@ class PPOConfig:
     `max_minutes` (then 10 000 when neither is given). max_minutes : wall-clock bound of the
     training loop [min] (None: none). rollouts : steps per world between updates;
     learning_epochs, mini_batches, learning_rate, discount, gae_lambda, entropy_scale : PPO's;
-    hidden : widths of the policy and value MLPs (ELU).
+    hidden : widths of the policy and value MLPs (ELU). kl_threshold : target KL divergence of
+    the adaptive learning rate (0: a fixed rate). grad_norm_clip : global gradient-norm bound.
+    max_recoveries : non-finite updates undone (snapshot restored, rate halved) before failing.
     """
 
     env_id: str
@@ -51,18 +69,22 @@ class PPOConfig:
     rollouts: int = 24
     learning_epochs: int = 5
     mini_batches: int = 4
-    learning_rate: float = 1e-3
+    learning_rate: float = 3e-4
     discount: float = 0.99
     gae_lambda: float = 0.95
     entropy_scale: float = 0.0
     hidden: tuple[int, ...] = (256, 128, 64)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    kl_threshold: float = 0.01
+    grad_norm_clip: float = 1.0
+    max_recoveries: int = 3
 
 
 @dataclass(frozen=True)
 class PPOResult:
     """What `train_ppo` did: the policy file, batched steps, transitions (steps x worlds),
-    wall time [s] and the mean reward per step of the last rollout."""
+    wall time [s], the mean reward per step of the last rollout with a finite one, and how
+    many non-finite updates were undone."""
 
     run_dir: Path
     policy_path: Path
@@ -70,10 +92,20 @@ class PPOResult:
     transitions: int
     wall_time: float
     last_mean_reward: float
+    recoveries: int = 0
 
     @property
     def transitions_per_second(self) -> float:
         return self.transitions / max(self.wall_time, 1e-9)
+
+
+class PPODivergedError(RuntimeError):
+    """Training stopped after too many non-finite updates; `result` is the run (its
+    `policy.pt` the last finite policy, its summary.json says so)."""
+
+    def __init__(self, message: str, result: PPOResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 def _mlp(sizes: list[int]) -> Any:
@@ -125,6 +157,7 @@ def train_ppo(
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.memories.torch import RandomMemory
     from skrl.resources.preprocessors.torch import RunningStandardScaler
+    from skrl.resources.schedulers.torch import KLAdaptiveLR
 
     from softrod.envs import make_batched
 
@@ -134,6 +167,8 @@ def train_ppo(
         raise ValueError(f"timesteps must be >= 1, got {config.timesteps}")
     if config.max_minutes is not None and not config.max_minutes > 0:
         raise ValueError(f"max_minutes must be > 0, got {config.max_minutes}")
+    if config.max_recoveries < 0:
+        raise ValueError(f"max_recoveries must be >= 0, got {config.max_recoveries}")
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
@@ -148,6 +183,9 @@ def train_ppo(
         discount_factor=config.discount,
         gae_lambda=config.gae_lambda,
         learning_rate=config.learning_rate,
+        learning_rate_scheduler=KLAdaptiveLR if config.kl_threshold > 0 else None,
+        learning_rate_scheduler_kwargs={"kl_threshold": config.kl_threshold},
+        grad_norm_clip=config.grad_norm_clip,
         entropy_loss_scale=config.entropy_scale,
         value_loss_scale=1.0,
         time_limit_bootstrap=True,
@@ -171,6 +209,8 @@ def train_ppo(
     )
     agent.init()
     agent.enable_training_mode(True)
+    guard = _Guard(agent, models)
+    recoveries, failure = 0, ""
     total = config.timesteps
     if total is None:
         total = 10**9 if config.max_minutes is not None else 10_000
@@ -205,31 +245,103 @@ def train_ppo(
         obs = next_obs.clone()
         done_steps = step + 1
         if done_steps % config.rollouts == 0:
-            last_mean = float(reward_sum) / config.rollouts
+            # The agent has just updated (every `rollouts` steps): keep it only if finite.
+            mean = float(reward_sum) / config.rollouts
             reward_sum.zero_()
+            if np.isfinite(mean):
+                last_mean = mean
             wall = time.perf_counter() - t0
+            if guard.finite():
+                guard.snapshot()
+            else:
+                recoveries += 1
+                lr = guard.restore_halving_lr()
+                log(
+                    f"ppo step {done_steps}: non-finite parameters after an update "
+                    f"({recoveries}/{config.max_recoveries}); restored the last finite ones, "
+                    f"learning rate {lr:.3g}"
+                )
+                if recoveries > config.max_recoveries:
+                    failure = (
+                        f"PPO diverged: non-finite parameters after {recoveries} updates "
+                        f"(max_recoveries {config.max_recoveries}); kept the last finite policy"
+                    )
+                    break
             log(
                 f"ppo step {done_steps} transitions {done_steps * config.num_envs} "
-                f"mean_reward {last_mean:.4f} wall {wall:.1f} s"
+                f"mean_reward {mean:.4f} wall {wall:.1f} s"
             )
             if deadline is not None and wall >= deadline:
                 break
     wall = time.perf_counter() - t0
+    # Never save a non-finite policy: fall back to the last finite snapshot.
+    if not guard.finite():
+        guard.restore_halving_lr()
     policy_path = run / "policy.pt"
     _save_policy(policy_path, agent, models["policy"], config, obs_space, act_space)
-    result = PPOResult(run, policy_path, done_steps, done_steps * config.num_envs, wall, last_mean)
+    result = PPOResult(
+        run, policy_path, done_steps, done_steps * config.num_envs, wall, last_mean, recoveries
+    )
     summary = {
         "env_id": config.env_id,
+        "status": "diverged" if failure else "ok",
+        "failure": failure or None,
+        "policy": "last finite policy (training diverged)" if failure else "final policy",
+        "recoveries": recoveries,
         "timesteps": result.timesteps,
         "transitions": result.transitions,
         "wall_time_s": result.wall_time,
         "transitions_per_s": result.transitions_per_second,
-        "last_mean_reward": last_mean,
+        "last_mean_reward": last_mean if np.isfinite(last_mean) else None,
         "config": _config_dict(config),
     }
     (run / "summary.json").write_text(json.dumps(summary, indent=2))
     env.close()
+    if failure:
+        raise PPODivergedError(failure, result)
     return result
+
+
+class _Guard:
+    """The last finite parameters of the agent (models, optimiser, normalisers), on the
+    device; checks and restores them."""
+
+    def __init__(self, agent: Any, models: dict[str, Any]) -> None:
+        self.agent = agent
+        self.modules = [models["policy"], models["value"]]
+        for name in ("_observation_preprocessor", "_value_preprocessor"):
+            pre = getattr(agent, name, None)
+            if hasattr(pre, "state_dict"):
+                self.modules.append(pre)
+        self.saved: list[Any] = []
+        self.snapshot()
+
+    def finite(self) -> bool:
+        import torch
+
+        tensors = [t for m in self.modules for t in m.state_dict().values()]
+        checks = [torch.isfinite(t).all() for t in tensors if t.is_floating_point()]
+        # One device -> host read per update.
+        return bool(torch.stack(checks).all())
+
+    def snapshot(self) -> None:
+        modules = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in self.modules]
+        self.saved = [modules, copy.deepcopy(self.agent.optimizer.state_dict())]
+
+    def restore_halving_lr(self) -> float:
+        """Restore the snapshot, halve the learning rate; returns the new rate."""
+        modules, optimizer = self.saved
+        for m, state in zip(self.modules, modules, strict=True):
+            m.load_state_dict(state)
+        opt = self.agent.optimizer
+        lr = 0.5 * opt.param_groups[0]["lr"]
+        opt.load_state_dict(copy.deepcopy(optimizer))
+        for group in opt.param_groups:
+            group["lr"] = lr
+        scheduler = getattr(self.agent, "scheduler", None)
+        if scheduler is not None and hasattr(scheduler, "max_lr"):
+            scheduler.max_lr = max(lr, scheduler.min_lr)
+        return float(lr)
 
 
 def _config_dict(config: PPOConfig) -> dict[str, Any]:
