@@ -210,6 +210,17 @@ def _train_ppo(
         raise CliError(f"--timesteps must be >= 1, got {timesteps}")
     if max_minutes is not None and not max_minutes > 0:
         raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
+    # Check the device before a run directory is made (Warp names what it can see).
+    try:
+        import warp as wp
+
+        wp.config.quiet = True
+        wp.config.log_level = wp.LOG_ERROR
+        known = [d.alias for d in wp.get_devices()]
+    except ImportError as exc:
+        raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
+    if device not in known:
+        raise CliError(f"--device {device!r} is not available here (Warp sees: {', '.join(known)})")
     config = PPOConfig(
         env_id=env_id,
         num_envs=num_envs,
