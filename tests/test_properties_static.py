@@ -170,7 +170,8 @@ def test_time_limit_gives_up_with_a_message() -> None:
         sol = softrod.solve_static(spec, gravity=[0, 0, -9.81], tip_force=[0, 1e-7, 1e-7])
     assert time.perf_counter() - t0 < 0.5 + OVERRUN_S
     if not sol.success:
-        assert "time budget" in sol.message
+        # The budget, or (branch-safe continuation) a jump detected before it ran out.
+        assert "time budget" in sol.message or "jumps" in sol.message, sol.message
 
 
 def test_time_limit_is_validated() -> None:
