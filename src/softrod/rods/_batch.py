@@ -205,7 +205,7 @@ def _check_loads(
 
 
 def _model_arrays(model: RodModel) -> tuple[Any, ...]:
-    """The kernels' robot arrays, unpacked in `_batch_kernels._solve_batch`'s order."""
+    """The kernels' robot arrays, a flat tuple in `_batch_kernels._solve_batch`'s order."""
     axis = model.base_rotation[:, 2]
     straight = np.ascontiguousarray(model.base_position + model.node_s[:, None] * axis)
     n_t = model.n_tendons
@@ -266,24 +266,15 @@ def _solve_batch_cpu(
     if threads is not None:
         numba.set_num_threads(threads)
     try:
-        _solve_batch(  # type: ignore[call-arg]
+        _solve_batch(
             length_mode,
-            loads.actuation,
-            forces,
-            warm,
-            has_warm,
-            *_model_arrays(model),
+            (loads.actuation, forces, warm, has_warm),
+            _model_arrays(model),
             rtol,
             max_iter,
             jacobian,
             shapes,
-            unknowns,
-            tensions,
-            tip,
-            rotation,
-            stats,
-            jac,
-            positions,
+            (unknowns, tensions, tip, rotation, stats, jac, positions),
         )
     finally:
         numba.set_num_threads(previous)

@@ -336,47 +336,23 @@ def _solve_item(
 
 
 @njit(cache=True, parallel=True)
-def _solve_batch(
-    length_mode,
-    actuation,
-    forces,
-    warm,
-    has_warm,
-    node_s,
-    step_seg,
-    seg_par,
-    tendon,
-    cosserat,
-    base_p,
-    base_R,
-    node_point_mass,
-    straight,
-    tendon_k,
-    tendon_rest,
-    pcc_l0,
-    pcc_A,
-    scales,
-    rtol,
-    max_iter,
-    jacobian,
-    shapes,
-    unknowns_out,
-    tension_out,
-    tip_out,
-    rotation_out,
-    stats_out,
-    jac_out,
-    positions_out,
-):
+def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs):
     """B solves on numba's threads, one item per iteration (no Python per item).
 
-    actuation (B, n_t); forces (B, 4, 3) as in `_loads_at`; warm (B, n_unk) unknowns used where
-    has_warm (B,). The robot comes unpacked (`model_par`'s arrays in order: numba's parallel
-    loops take no nested tuples). Outputs: unknowns_out (B, n_unk), tension_out (B, n_t) [N],
+    inputs = (actuation (B, n_t), forces (B, 4, 3) as in `_loads_at`, warm (B, n_unk) unknowns
+    used where has_warm (B,), has_warm); robot = `_batch._model_arrays` (`model_par`'s arrays,
+    flat). outs = unknowns_out (B, n_unk), tension_out (B, n_t) [N],
     tip_out (B, 3) [m], rotation_out (B, 3, 3), stats_out (B, 4) (status, residual, iterations,
     load level), jac_out (B, 3, n_t) when `jacobian`, positions_out (B, n_nodes, 3) [m] when
     `shapes`.
     """
+    # Flat tuples (numba's parallel loops take no nested ones): inputs, robot, outputs.
+    actuation, forces, warm, has_warm = inputs
+    (
+        node_s, step_seg, seg_par, tendon, cosserat, base_p, base_R, node_point_mass,
+        straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales,
+    ) = robot  # fmt: skip
+    unknowns_out, tension_out, tip_out, rotation_out, stats_out, jac_out, positions_out = outs
     n_items = actuation.shape[0]
     n_t = actuation.shape[1]
     n_nodes = node_s.shape[0]
