@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from softrod.rods._pcc import _pcc_tensions_kernel
 from softrod.rods._static_kernels import (
     _distal_loads,
     _distal_moments_on_shape,
@@ -42,38 +43,6 @@ __all__: list[str] = []
 
 #: Item status beyond `_newton`'s 0-3: the load needs multiple shooting (not solved here).
 STATUS_NEEDS_MULTIPLE_SHOOTING = 5
-#: `_pcc._pcc_tensions`'s iteration limit and step tolerance (the same cold start).
-_PCC_MAX_ITER = 50
-_PCC_XTOL = 1e-12
-
-
-@njit(cache=True)
-def _pcc_tensions(l0, A, k_t, L_cmd, tau_out):
-    """Tensions (n_t,) [N] of elastic pull-only tendons under constant curvature at commanded
-    lengths L_cmd (n_t,) [m]: `_pcc._pcc_tensions` (semismooth Newton) on its packed arrays."""
-    n_t = L_cmd.shape[0]
-    Jm = np.empty((n_t, n_t))
-    r = np.empty(n_t)
-    for a in range(n_t):
-        tau_out[a] = 0.0
-    for _ in range(_PCC_MAX_ITER):
-        for a in range(n_t):
-            stretch = l0[a] - L_cmd[a]
-            for c in range(n_t):
-                stretch += A[a, c] * tau_out[c]
-            active = stretch > 0.0
-            r[a] = tau_out[a] - (k_t[a] * stretch if active else 0.0)
-            for c in range(n_t):
-                Jm[a, c] = (1.0 if a == c else 0.0) - (k_t[a] * A[a, c] if active else 0.0)
-        step = np.linalg.solve(Jm, -r)
-        smax = 0.0
-        tmax = 0.0
-        for a in range(n_t):
-            tau_out[a] += step[a]
-            smax = max(smax, abs(step[a]))
-            tmax = max(tmax, abs(tau_out[a]))
-        if smax <= _PCC_XTOL * (1.0 + tmax):
-            break
 
 
 @njit(cache=True)
@@ -295,7 +264,7 @@ def _solve_item(
     else:
         x[:3] = moments[0]
         if length_mode and n_t > 0:
-            _pcc_tensions(pcc_l0, pcc_A, tendon_k, L_cmd, x[3:])
+            _pcc_tensions_kernel(pcc_l0, pcc_A, tendon_k, L_cmd, x[3:])
     # A cold start under a large external load goes straight to continuation.
     if not has_warm and load_angle > _DIRECT_LOAD_ANGLE:
         step = _DIRECT_LOAD_ANGLE / load_angle

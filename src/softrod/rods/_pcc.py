@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from softrod.rods import so3
 from softrod.rods._inputs import StaticLoads
@@ -62,19 +63,45 @@ def _pcc_tensions(model: RodModel, L_cmd: np.ndarray) -> np.ndarray:
     n_t = model.n_tendons
     if n_t == 0:
         return np.zeros(0)
-    k = np.nan_to_num(model.tendon_stiffness, nan=0.0)
     l0, A = _pcc_lengths_matrix(model)
-    tau = np.zeros(n_t)
-    for _ in range(50):
-        stretch = l0 + A @ tau - L_cmd
-        active = stretch > 0
-        r = tau - k * np.where(active, stretch, 0.0)
-        Jm = np.eye(n_t) - (k * active)[:, None] * A
-        step = np.linalg.solve(Jm, -r)
-        tau = tau + step
-        if np.max(np.abs(step)) <= 1e-12 * (1.0 + np.max(np.abs(tau))):
-            break
+    tau = np.empty(n_t)
+    _pcc_tensions_kernel(l0, A, model.tendon_k, np.asarray(L_cmd, dtype=float), tau)
     return tau
+
+
+#: Iteration limit and step tolerance of the constant-curvature tension solve.
+_PCC_MAX_ITER = 50
+_PCC_XTOL = 1e-12
+
+
+@njit(cache=True)
+def _pcc_tensions_kernel(l0, A, k_t, L_cmd, tau_out):
+    """Tensions (n_t,) [N] of elastic pull-only tendons under constant curvature at commanded
+    lengths L_cmd (n_t,) [m], semismooth Newton from zero; l0 (n_t,), A (n_t, n_t) from
+    `_pcc_lengths_matrix`, k_t (n_t,) [N/m]."""
+    n_t = L_cmd.shape[0]
+    Jm = np.empty((n_t, n_t))
+    r = np.empty(n_t)
+    for a in range(n_t):
+        tau_out[a] = 0.0
+    for _ in range(_PCC_MAX_ITER):
+        for a in range(n_t):
+            stretch = l0[a] - L_cmd[a]
+            for c in range(n_t):
+                stretch += A[a, c] * tau_out[c]
+            active = stretch > 0.0
+            r[a] = tau_out[a] - (k_t[a] * stretch if active else 0.0)
+            for c in range(n_t):
+                Jm[a, c] = (1.0 if a == c else 0.0) - (k_t[a] * A[a, c] if active else 0.0)
+        step = np.linalg.solve(Jm, -r)
+        smax = 0.0
+        tmax = 0.0
+        for a in range(n_t):
+            tau_out[a] += step[a]
+            smax = max(smax, abs(step[a]))
+            tmax = max(tmax, abs(tau_out[a]))
+        if smax <= _PCC_XTOL * (1.0 + tmax):
+            break
 
 
 def _arc(R0: np.ndarray, p0: np.ndarray, u: np.ndarray, vz: float, s: np.ndarray):
