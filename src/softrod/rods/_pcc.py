@@ -4,6 +4,7 @@ loads when the precurvature has no twist)."""
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from numba import njit
@@ -58,12 +59,21 @@ def _pcc_lengths_matrix(model: RodModel) -> tuple[np.ndarray, np.ndarray]:
     return base, A
 
 
+#: (l0, A) of each compiled model (constant per model): a warm-started length solve needs
+#: them twice and building them in Python costs 20x the Newton solve (hardware replay).
+_LENGTHS_MATRIX: weakref.WeakKeyDictionary[RodModel, tuple[np.ndarray, np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _pcc_tensions(model: RodModel, L_cmd: np.ndarray) -> np.ndarray:
     """Tensions of elastic pull-only tendons under constant curvature (semismooth Newton)."""
     n_t = model.n_tendons
     if n_t == 0:
         return np.zeros(0)
-    l0, A = _pcc_lengths_matrix(model)
+    if model not in _LENGTHS_MATRIX:
+        _LENGTHS_MATRIX[model] = _pcc_lengths_matrix(model)
+    l0, A = _LENGTHS_MATRIX[model]
     tau = np.empty(n_t)
     _pcc_tensions_kernel(l0, A, model.tendon_k, np.asarray(L_cmd, dtype=float), tau)
     return tau
