@@ -7,6 +7,7 @@ name; `find_robot` is the one robot resolver; `json_safe` makes results strict J
 
 from softrod.description._actuation import Actuation, check_actuation
 from softrod.description._base import Spec
+from softrod.description._calibration import CalibrationSpec
 from softrod.description._io import MAX_FILE_BYTES, DescriptionError, json_safe
 from softrod.description._paths import (
     get_field,
@@ -40,6 +41,7 @@ from softrod.description._spec import (
 __all__ = [
     "ROBOT_SUFFIXES",
     "Actuation",
+    "CalibrationSpec",
     "ChamberSpec",
     "MagnetSpec",
     "check_actuation",

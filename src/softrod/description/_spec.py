@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from softrod.description._base import Spec
+from softrod.description._calibration import CalibrationSpec
 from softrod.description._io import DescriptionError
 
 __all__ = [
@@ -446,6 +447,9 @@ class RobotSpec(Spec):
     backbone: BackboneSpec
     base: BaseSpec = Field(default_factory=BaseSpec)
     segments: list[SegmentSpec] = Field(min_length=1)
+    calibration: CalibrationSpec | None = Field(
+        default=None, description="Mapping onto a recording (`softrod hardware fit`); no mechanics."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RobotSpec:
