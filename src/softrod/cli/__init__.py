@@ -25,6 +25,7 @@ from softrod.cli import _plan_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _validate_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _learn_cmds  # noqa: F401, E402  isort: skip
 from softrod.cli import _workspace_cmds  # noqa: F401, E402  isort: skip
+from softrod.cli import _hardware_cmds  # noqa: F401, E402  isort: skip
 
 __all__ = ["app", "bench_app", "main"]
 

@@ -14,11 +14,29 @@ from softrod.validate._hardware import (
     ROBOTS,
     HardwareFit,
     HardwareParams,
+    SequenceModel,
+    bootstrap_mean_interval,
     calibrate_hardware,
+    calibrated_robot,
     hardware_robot,
+    motion_direction,
     mujoco_predict_marker,
     predict_marker,
+    replay_marker,
+    standard_errors,
     tip_errors_mm,
+)
+from softrod.validate._hardware_io import (
+    HardwareDataError,
+    Recording,
+    Replay,
+    fit_recording,
+    fit_summary,
+    fitted_robot,
+    read_recording,
+    recording_path,
+    replay_recording,
+    write_fitted,
 )
 from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study, mujoco_sweep
 from softrod.validate._records import RecordCache
@@ -89,6 +107,22 @@ __all__ = [
     "sorosim_study",
     "static_solver_study",
     "tip_errors_mm",
+    "SequenceModel",
+    "HardwareDataError",
+    "Recording",
+    "Replay",
+    "bootstrap_mean_interval",
+    "calibrated_robot",
+    "fit_recording",
+    "fit_summary",
+    "fitted_robot",
+    "motion_direction",
+    "read_recording",
+    "recording_path",
+    "replay_marker",
+    "replay_recording",
+    "standard_errors",
+    "write_fitted",
 ]
 
 

@@ -22,24 +22,31 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from softrod.datasets import TdcrRecording, load_tdcr_recording
-from softrod.description import RobotSpec, find_robot, load_robot
+from softrod.description import CalibrationSpec, RobotSpec, find_robot, load_robot
 from softrod.rods import compile_model, solve_static
 
 __all__ = [
     "ROBOTS",
     "HardwareParams",
     "HardwareFit",
+    "SequenceModel",
+    "calibrated_robot",
     "hardware_robot",
     "predict_marker",
+    "replay_marker",
     "calibrate_hardware",
     "tip_errors_mm",
+    "motion_direction",
+    "bootstrap_mean_interval",
+    "standard_errors",
 ]
 
 #: Physical robots with recordings in data/opencr-mujoco.
@@ -80,6 +87,17 @@ DEFAULT_MAX_NFEV = 10
 #: Finite-difference step of the calibration Jacobian (relative, on scaled parameters); well above
 #: the static solver's tolerance so the differences are not noise.
 DIFF_STEP = 1e-4
+#: Rigid links of the hardware MuJoCo chain (the authors use 10 per segment on ftdcr_v4).
+HARDWARE_LINKS = 30
+
+#: Friction fit (with a sequence model): start (mu, stick band [m]), bounds and optimizer
+#: scales. The stick band is a commanded-length change [m] inside which the tendon sticks.
+FRICTION_INITIAL = (0.1, 2e-4)
+FRICTION_BOUNDS = ((0.0, 0.0), (1.0, 2e-3))
+FRICTION_SCALE = (0.1, 1e-4)
+#: Singular values of the calibration Jacobian below this fraction of the largest leave a
+#: direction of the parameters undetermined by the data (no standard errors then).
+IDENTIFIABLE_RCOND = 1e-8
 
 
 @dataclass
@@ -152,6 +170,37 @@ def hardware_robot(robot: str, params: HardwareParams | None = None) -> RobotSpe
     return load_robot(spec)
 
 
+def calibrated_robot(
+    robot: str,
+    params: HardwareParams,
+    servo_columns: list[str] | None = None,
+    fitted_on: str | None = None,
+) -> RobotSpec:
+    """`hardware_robot(robot, params)` with the `calibration:` block that maps a recording onto
+    it (per-tendon pretension, backlash, marker offset, tracker frame; recording in mm).
+
+    servo_columns : the recording's displacement columns in tendon order (default `tendon_<i>`).
+    """
+    spec = hardware_robot(robot, params)
+    n = spec.n_tendons
+    pre = np.asarray(params.pretension, dtype=float)
+    if pre.shape[0] != n:
+        # One pretension per segment: each of its tendons carries it.
+        pre = np.repeat(pre, [len(s.tendons) for s in spec.segments])
+    calibration = CalibrationSpec(
+        servo_columns=list(servo_columns or [f"tendon_{i}" for i in range(n)]),
+        units="mm",
+        pretension=[float(v) for v in pre],
+        backlash=params.backlash,
+        marker_offset=params.marker_offset,
+        tracker_translation=params.translation,
+        tracker_tilt_deg=(math.degrees(params.tilt[0]), math.degrees(params.tilt[1])),
+        tracker_yaw_deg=math.degrees(TRACKER_YAW[robot]),
+        fitted_on=fitted_on,
+    )
+    return spec.model_copy(update={"calibration": calibration})
+
+
 def initial_params(robot: str) -> HardwareParams:
     """The authors' identified values (stiffness from the description)."""
     spec = load_robot(_description_path(robot))
@@ -180,13 +229,6 @@ def commanded_lengths(
     return rest[None, :] - displacement - (pre / k)[None, :]
 
 
-def _to_tracker(
-    tips: np.ndarray, tangents: np.ndarray, params: HardwareParams, yaw: float
-) -> np.ndarray:
-    marker = tips + params.marker_offset * tangents
-    return marker @ _tilt_matrix(params.tilt, yaw).T + np.asarray(params.translation)[None, :]
-
-
 def play(displacement: np.ndarray, backlash: float) -> np.ndarray:
     """Backlash (play) operator on each tendon's displacement history (rows in time order):
     the effective displacement follows the command only once it is more than `backlash` [m]
@@ -201,22 +243,44 @@ def play(displacement: np.ndarray, backlash: float) -> np.ndarray:
     return out
 
 
-def predict_marker(
-    robot: str,
-    params: HardwareParams,
-    displacement: np.ndarray,
-    rows: np.ndarray | slice | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Static-rod prediction of the tracked marker, (k, 3) [m] in the tracker frame, and (k,)
-    success flags. `displacement` is the whole recording in time order (the backlash operator
-    needs the history); `rows` selects the rows to solve (default all). Rows are solved in
-    order, each warm-started from the previous one."""
-    model = compile_model(hardware_robot(robot, params))
-    rest = solve_static(model, tensions=np.zeros(9)).tendon_length
-    d = play(np.asarray(displacement), params.backlash)
-    if rows is not None:
-        d = d[rows]
-    lengths = commanded_lengths(np.asarray(rest), d, params)
+#: A quasi-static sequence model with friction state: (robot, commanded lengths (T, n_t) [m]
+#: in time order, mu, stick_band) -> tip positions (T, 3) [m], tip tangents (T, 3) and success
+#: flags (T,), the friction state carried from each row to the next. `softrod.rods.solve_sequence`
+#: (issue 15, item 1) plugs in here; without one the rows are frictionless warm-started solves.
+SequenceModel = Callable[
+    [RobotSpec, np.ndarray, float, float], tuple[np.ndarray, np.ndarray, np.ndarray]
+]
+
+
+def _calibration(spec: RobotSpec) -> CalibrationSpec:
+    cal = spec.calibration
+    if cal is None:
+        raise ValueError(
+            f"robot {spec.name!r} has no calibration block (write one with `softrod hardware fit`)"
+        )
+    if len(cal.servo_columns) != spec.n_tendons:
+        raise ValueError(
+            f"robot {spec.name!r}: calibration.servo_columns has {len(cal.servo_columns)} "
+            f"entries but the robot has {spec.n_tendons} tendons"
+        )
+    if any(t.stiffness is None for _, t in spec.tendon_list()):
+        raise ValueError(f"robot {spec.name!r}: every tendon needs a stiffness (length control)")
+    return cal
+
+
+def _tracker_pose(cal: CalibrationSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Rotation (3, 3) and translation (3,) [m] of the base frame in the tracker frame."""
+    tilt = (math.radians(cal.tracker_tilt_deg[0]), math.radians(cal.tracker_tilt_deg[1]))
+    return _tilt_matrix(tilt, math.radians(cal.tracker_yaw_deg)), np.asarray(
+        cal.tracker_translation, dtype=float
+    )
+
+
+def _static_sequence(
+    spec: RobotSpec, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Frictionless rows in order, each warm-started from the previous equilibrium."""
+    model = compile_model(spec)
     tips = np.empty((len(lengths), 3))
     tangents = np.empty((len(lengths), 3))
     ok = np.empty(len(lengths), dtype=bool)
@@ -227,12 +291,150 @@ def predict_marker(
         guess = sol if sol.success else None
         tips[i] = sol.tip_position
         tangents[i] = np.asarray(sol.tip_rotation)[:, 2]
-    return _to_tracker(tips, tangents, params, TRACKER_YAW[robot]), ok
+    return tips, tangents, ok
+
+
+def _mujoco_sequence(
+    spec: RobotSpec, displacement: np.ndarray, cal: CalibrationSpec, links: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The MuJoCo chain (pull-only `length_<i>` position actuators, gain = stiffness, gravity
+    off): one Newton equilibrium per row, warm-started from the previous row; commanded lengths
+    measured on the chain's own straight tendon lengths."""
+    import mujoco
+
+    from softrod.mujoco import static_equilibrium
+    from softrod.validate._chain import make_model
+
+    model, data, info = make_model(
+        spec, links, tendon_control="length", gravity=(0.0, 0.0, 0.0), contact=False
+    )
+    mujoco.mj_forward(model, data)
+    rest = np.array([data.ten_length[model.tendon(t).id] for t in info.tendons])
+    lengths = _commanded(spec, cal, rest, displacement)
+    site = model.site(info.tip_site).id
+    tips = np.empty((len(lengths), 3))
+    tangents = np.empty((len(lengths), 3))
+    ok = np.empty(len(lengths), dtype=bool)
+    q = model.qpos0.copy()
+    for i, ell in enumerate(lengths):
+        data.ctrl[:] = ell
+        res = static_equilibrium(model, data, qpos0=q)
+        ok[i] = res.success
+        q = res.qpos.copy() if res.success else model.qpos0.copy()
+        tips[i] = data.site_xpos[site]
+        tangents[i] = data.site_xmat[site].reshape(3, 3)[:, 2]
+    return tips, tangents, ok
+
+
+def _commanded(
+    spec: RobotSpec, cal: CalibrationSpec, rest: np.ndarray, displacement: np.ndarray
+) -> np.ndarray:
+    """(k, n_t) commanded lengths [m]: rest - d - pretension / k per tendon (d in metres)."""
+    k = np.array([float(t.stiffness or 0.0) for _, t in spec.tendon_list()])
+    pre = np.asarray(cal.pretension, dtype=float)
+    return rest[None, :] - displacement - (pre / k)[None, :]
+
+
+def replay_marker(
+    spec: RobotSpec,
+    displacement: np.ndarray,
+    model: Literal["static", "mujoco"] = "static",
+    rows: np.ndarray | slice | None = None,
+    links: int | None = None,
+    sequence_model: SequenceModel | None = None,
+    friction: tuple[float, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Tracked-marker prediction of a calibrated robot (its `calibration:` block), (k, 3) [m]
+    in the tracker frame, and (k,) success flags, rows solved in time order.
+
+    displacement : (T, n_t) tendon displacements [m] of the whole recording in time order
+    (the backlash operator needs the history); rows : the rows to solve (default all).
+    model : "static" (exact rod) or "mujoco" (the chain, `links` links, default 30).
+    sequence_model, friction : a stateful sequence model and its (mu, stick_band) (static only).
+    """
+    cal = _calibration(spec)
+    d = play(np.asarray(displacement, dtype=float), cal.backlash)
+    if rows is not None:
+        d = d[rows]
+    if model == "static":
+        rest = np.asarray(
+            solve_static(compile_model(spec), tensions=np.zeros(spec.n_tendons)).tendon_length
+        )
+        lengths = _commanded(spec, cal, rest, d)
+        if sequence_model is not None:
+            mu, band = friction if friction is not None else (0.0, 0.0)
+            tips, tangents, ok = sequence_model(spec, lengths, mu, band)
+        else:
+            tips, tangents, ok = _static_sequence(spec, lengths)
+    elif model == "mujoco":
+        if sequence_model is not None:
+            raise ValueError("a sequence model (friction) runs on the static model only")
+        tips, tangents, ok = _mujoco_sequence(spec, d, cal, links or HARDWARE_LINKS)
+    else:
+        raise ValueError(f"model must be 'static' or 'mujoco', got {model!r}")
+    rot, trans = _tracker_pose(cal)
+    marker = np.asarray(tips) + cal.marker_offset * np.asarray(tangents)
+    return marker @ rot.T + trans[None, :], np.asarray(ok, dtype=bool)
+
+
+def predict_marker(
+    robot: str,
+    params: HardwareParams,
+    displacement: np.ndarray,
+    rows: np.ndarray | slice | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Static-rod prediction of the tracked marker, (k, 3) [m] in the tracker frame, and (k,)
+    success flags. `displacement` is the whole recording in time order (the backlash operator
+    needs the history); `rows` selects the rows to solve (default all). Rows are solved in
+    order, each warm-started from the previous one (`replay_marker` on `calibrated_robot`)."""
+    return replay_marker(calibrated_robot(robot, params), displacement, rows=rows)
 
 
 def tip_errors_mm(pred: np.ndarray, measured: np.ndarray) -> np.ndarray:
     """(k,) Euclidean tip errors [mm]."""
     return np.linalg.norm(pred - measured, axis=1) * 1e3
+
+
+#: A row whose displacement norm changes by less than this [m] from the previous row holds.
+HOLD_TOL = 1e-6
+
+
+def motion_direction(displacement: np.ndarray, tol: float = HOLD_TOL) -> np.ndarray:
+    """(k,) +1 where the command is pulling, -1 releasing, 0 holding (and the first row).
+
+    From the command's direction of change: a row pulls when the norm of its tendon
+    displacements |d_i| [m] grew from the previous row's by more than `tol` (the command moves
+    away from the straight pose, tendons taken in), releases when it shrank by more than `tol`.
+    """
+    norm = np.linalg.norm(np.asarray(displacement, dtype=float), axis=1)
+    out = np.zeros(len(norm), dtype=int)
+    step = np.diff(norm)
+    out[1:][step > tol] = 1
+    out[1:][step < -tol] = -1
+    return out
+
+
+def bootstrap_mean_interval(
+    errors: np.ndarray,
+    blocks: np.ndarray,
+    seed: int,
+    n_boot: int = 2000,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of `errors` (k,), resampling whole blocks.
+
+    blocks : (k,) a label per row; rows with the same label (a recorded pattern) are drawn
+    together, since errors within a pattern are correlated. seed : the generator's seed.
+    """
+    e = np.asarray(errors, dtype=float)
+    labels, inverse = np.unique(np.asarray(blocks), return_inverse=True)
+    sums = np.bincount(inverse, weights=e, minlength=len(labels))
+    counts = np.bincount(inverse, minlength=len(labels)).astype(float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(labels), size=(n_boot, len(labels)))
+    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    lo, hi = np.quantile(means, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    return float(lo), float(hi)
 
 
 def _bounds(x0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -290,11 +492,21 @@ def calibrate_hardware(
     root: str | Path | None = None,
     per_tendon_pretension: bool = False,
     backlash: bool = False,
+    sequence_model: SequenceModel | None = None,
+    friction0: tuple[float, float] = FRICTION_INITIAL,
 ) -> HardwareFit:
     """Fit `HardwareParams` on every `stride`-th row of the train split (static rod model).
 
     per_tendon_pretension : fit 9 pretensions (one per tendon: absorbs each servo's zero) instead
-    of 3 per segment. backlash : also fit the tendons' backlash (`play`, one value for all)."""
+    of 3 per segment. backlash : also fit the tendons' backlash (`play`, one value for all).
+    sequence_model : a stateful model with tendon friction; then the friction coefficient mu and
+    stick band are fitted too (from `friction0`), the strided rows replayed as one sequence in
+    time order. Without one, mu is 0 (`extra["friction"]` is None).
+
+    `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
+    the Jacobian at the optimum does not identify them), `standard_errors_message`,
+    `friction` ({mu, stick_band} or None) and `residual_rows` (the strided rows' tips [m]).
+    """
     from scipy.optimize import least_squares
 
     train = train or load_tdcr_recording(robot, "train", root=root)  # type: ignore[arg-type]
@@ -304,13 +516,22 @@ def calibrate_hardware(
     p0 = initial or initial_params(robot)
     if per_tendon_pretension and len(p0.pretension) == 3:
         p0 = replace(p0, pretension=tuple(np.repeat(p0.pretension, 3).tolist()))
+    n_hw = len(p0.to_vector())
     x0 = p0.to_vector()
     ref = replace(initial_params(robot), pretension=p0.pretension)
     lo, hi = _bounds(ref.to_vector())
+    scale = _x_scale(len(p0.pretension))
+    if sequence_model is not None:
+        # Friction (mu, stick band) appended to the hardware parameters.
+        x0 = np.r_[x0, friction0]
+        lo = np.r_[lo, FRICTION_BOUNDS[0]]
+        hi = np.r_[hi, FRICTION_BOUNDS[1]]
+        scale = np.r_[scale, FRICTION_SCALE]
     x0 = np.clip(x0, lo, hi)
     free = np.ones(len(x0), dtype=bool)
     if not backlash:
-        free[-1] = False  # held at p0.backlash
+        free[n_hw - 1] = False  # held at p0.backlash
+    seq_disp = disp[rows]
 
     def full(xf: np.ndarray) -> np.ndarray:
         x = x0.copy()
@@ -318,7 +539,17 @@ def calibrate_hardware(
         return x
 
     def resid(xf: np.ndarray) -> np.ndarray:
-        pred, _ = predict_marker(robot, HardwareParams.from_vector(full(xf)), disp, rows)
+        x = full(xf)
+        params = HardwareParams.from_vector(x[:n_hw])
+        if sequence_model is None:
+            pred, _ = predict_marker(robot, params, disp, rows)
+        else:
+            pred, _ = replay_marker(
+                calibrated_robot(robot, params),
+                seq_disp,
+                sequence_model=sequence_model,
+                friction=(float(x[n_hw]), float(x[n_hw + 1])),
+            )
         return (pred - meas).ravel()
 
     t0 = time.perf_counter()
@@ -327,15 +558,26 @@ def calibrate_hardware(
         resid,
         x0[free],
         bounds=(lo[free], hi[free]),
-        x_scale=_x_scale(len(p0.pretension))[free],
+        x_scale=scale[free],
         diff_step=DIFF_STEP,
         max_nfev=max_nfev,
         method="trf",
     )
     rms = lambda r: float(np.sqrt(np.mean(np.sum(r.reshape(-1, 3) ** 2, axis=1))) * 1e3)  # noqa: E731
+    x = full(res.x)
+    se, se_msg = standard_errors(
+        np.asarray(res.jac), np.asarray(res.fun), _names(len(x), n_hw)[free]
+    )
+    extra: dict[str, Any] = {
+        "standard_errors": _se_dict(x, free, se, n_hw),
+        "standard_errors_message": se_msg,
+        "friction": None
+        if sequence_model is None
+        else {"mu": float(x[n_hw]), "stick_band": float(x[n_hw + 1])},
+    }
     return HardwareFit(
         robot=robot,
-        params=HardwareParams.from_vector(full(res.x)),
+        params=HardwareParams.from_vector(x[:n_hw]),
         initial=p0,
         train_rows=len(meas),
         rmse_before_mm=rms(r0),
@@ -343,11 +585,80 @@ def calibrate_hardware(
         nfev=int(res.nfev),
         seconds=time.perf_counter() - t0,
         message=str(res.message),
+        extra=extra,
     )
 
 
-#: Rigid links of the hardware MuJoCo chain (the authors use 10 per segment on ftdcr_v4).
-HARDWARE_LINKS = 30
+def _names(n: int, n_hw: int) -> np.ndarray:
+    """Parameter names of a calibration vector (`to_vector` order, friction after)."""
+    n_pre = n_hw - 13
+    names = (
+        [f"log_stiffness[{i}]" for i in range(3)]
+        + [f"pretension[{i}]" for i in range(n_pre)]
+        + [f"angle_offset[{i}]" for i in range(3)]
+        + ["marker_offset"]
+        + [f"translation[{i}]" for i in range(3)]
+        + ["tilt[0]", "tilt[1]", "backlash"]
+        + ["mu", "stick_band"]
+    )
+    return np.array(names[:n])
+
+
+def standard_errors(
+    jac: np.ndarray, resid: np.ndarray, names: np.ndarray | None = None
+) -> tuple[np.ndarray | None, str]:
+    """Standard errors of least-squares parameters from the Jacobian at the optimum.
+
+    jac : (m, p) d residual / d parameter; resid : (m,) residuals. Covariance
+    s^2 (J^T J)^-1 with s^2 = |r|^2 / (m - p) (residuals taken independent: consecutive rows of
+    a recording are not, so these are lower bounds). Returns (p,) errors and "ok", or None and a
+    message naming the least determined parameter when J is rank deficient (singular value
+    ratio below `IDENTIFIABLE_RCOND`) or there are no more residuals than parameters.
+    """
+    m, p = jac.shape
+    if m <= p:
+        return None, f"not identifiable: {m} residuals for {p} parameters"
+    _, sv, vt = np.linalg.svd(jac, full_matrices=False)
+    if sv[0] == 0.0 or sv[-1] < IDENTIFIABLE_RCOND * sv[0]:
+        worst = int(np.argmax(np.abs(vt[-1])))
+        name = names[worst] if names is not None else f"parameter {worst}"
+        return None, (
+            f"not identifiable: singular value ratio {sv[-1] / sv[0] if sv[0] else 0.0:.3g} "
+            f"< {IDENTIFIABLE_RCOND:g}; the least determined direction is mostly {name}"
+        )
+    s2 = float(resid @ resid) / (m - p)
+    cov = (vt.T / sv**2) @ vt * s2
+    return np.sqrt(np.diag(cov)), "ok"
+
+
+def _se_dict(
+    x: np.ndarray, free: np.ndarray, se: np.ndarray | None, n_hw: int
+) -> dict[str, Any] | None:
+    """Standard errors in `HardwareParams.as_dict` units (None entries: held parameters)."""
+    if se is None:
+        return None
+    full = np.full(len(x), np.nan)
+    full[free] = se
+    n_pre = n_hw - 13
+    o = 3 + n_pre
+
+    def vals(a: np.ndarray, f: float = 1.0) -> list[float | None]:
+        return [None if not np.isfinite(v) else float(v) * f for v in a]
+
+    out: dict[str, Any] = {
+        # d k = k d(log k)
+        "stiffness_N_per_m": vals(full[0:3] * np.exp(x[0:3])),
+        "pretension_N": vals(full[3:o]),
+        "angle_offset_deg": vals(full[o : o + 3], math.degrees(1.0)),
+        "marker_offset_m": vals(full[o + 3 : o + 4])[0],
+        "translation_m": vals(full[o + 4 : o + 7]),
+        "tilt_deg": vals(full[o + 7 : o + 9], math.degrees(1.0)),
+        "backlash_m": vals(full[o + 9 : o + 10])[0],
+    }
+    if len(x) > n_hw:
+        out["mu"] = vals(full[n_hw : n_hw + 1])[0]
+        out["stick_band_m"] = vals(full[n_hw + 1 : n_hw + 2])[0]
+    return out
 
 
 def mujoco_predict_marker(
@@ -363,28 +674,4 @@ def mujoco_predict_marker(
     straight tendon lengths; gravity off (as in the authors' model); one Newton equilibrium per
     row, warm-started from the previous row.
     """
-    import mujoco
-
-    from softrod.mujoco import static_equilibrium
-    from softrod.validate._chain import make_model
-
-    spec = hardware_robot(robot, params)
-    model, data, info = make_model(
-        spec, links, tendon_control="length", gravity=(0.0, 0.0, 0.0), contact=False
-    )
-    mujoco.mj_forward(model, data)
-    rest = np.array([data.ten_length[model.tendon(t).id] for t in info.tendons])
-    lengths = commanded_lengths(rest, play(np.asarray(displacement), params.backlash), params)
-    site = model.site(info.tip_site).id
-    tips = np.empty((len(lengths), 3))
-    tangents = np.empty((len(lengths), 3))
-    ok = np.empty(len(lengths), dtype=bool)
-    q = model.qpos0.copy()
-    for i, ell in enumerate(lengths):
-        data.ctrl[:] = ell
-        res = static_equilibrium(model, data, qpos0=q)
-        ok[i] = res.success
-        q = res.qpos.copy() if res.success else model.qpos0.copy()
-        tips[i] = data.site_xpos[site]
-        tangents[i] = data.site_xmat[site].reshape(3, 3)[:, 2]
-    return _to_tracker(tips, tangents, params, TRACKER_YAW[robot]), ok
+    return replay_marker(calibrated_robot(robot, params), displacement, model="mujoco", links=links)

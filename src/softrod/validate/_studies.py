@@ -13,17 +13,23 @@ from typing import Any
 import numpy as np
 
 from softrod.datasets import MATERIALS as DATA_MATERIALS
-from softrod.datasets import load_tdcr_recording
 from softrod.validate._hardware import (
     DEFAULT_MAX_NFEV,
     DEFAULT_STRIDE,
     ROBOTS,
     HardwareFit,
     HardwareParams,
-    calibrate_hardware,
-    mujoco_predict_marker,
+    bootstrap_mean_interval,
+    motion_direction,
     predict_marker,
     tip_errors_mm,
+)
+from softrod.validate._hardware_io import (
+    fit_recording,
+    read_recording,
+    recording_path,
+    replay_recording,
+    write_fitted,
 )
 from softrod.validate._mujoco_sweep import LINKS, mujoco_static_study
 from softrod.validate._records import RecordCache, cached, write_text_atomic
@@ -50,6 +56,10 @@ def _plt() -> Any:
 
 def _fmt(x: float, nd: int = 3) -> str:
     return f"{x:.{nd}f}"
+
+
+def _opt(x: float | None, nd: int = 2) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
 
 
 def sorosim_study(
@@ -199,6 +209,11 @@ def _group(pattern: str) -> str:
     return re.sub(r"_hold$", "", re.sub(r"^rep\d+_", "", pattern))
 
 
+#: Bootstrap of the held-out mean: resamples and the interval's level.
+BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_LEVEL = 0.95
+
+
 def hardware_study(
     out_dir: str | Path,
     robots: Sequence[str] = ROBOTS,
@@ -207,16 +222,24 @@ def hardware_study(
     mujoco: bool = True,
     links: int = 30,
     cache: RecordCache | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
-    """Calibrate on train (every `stride`-th row), evaluate on all of val, write the report.
+    """Fit on train (every `stride`-th row; `softrod hardware fit`), write the calibrated
+    description `<out>/<robot>_fitted.yaml`, replay all of val through it per model
+    (`softrod hardware replay`), write the report.
 
-    cache : per-robot calibrations already done (a resumed validation) and where new ones go.
+    Per robot and model: held-out mean / median / max, the mean while pulling vs releasing
+    (`motion_direction`), the mean's bootstrap interval (val patterns resampled as blocks,
+    `seed`); per robot the parameters' standard errors. cache : per-robot calibrations already
+    done (a resumed validation) and where new ones go.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     obj: dict[str, Any] = {"val_mean_tip_error_mm": {}, "robots": {}}
     figs: dict[str, dict[str, np.ndarray]] = {}
     for rob in robots:
+        train_path = recording_path(rob, "train")
+        val_path = recording_path(rob, "val")
         fit = _fit_from_record(
             cached(
                 cache,
@@ -227,7 +250,15 @@ def hardware_study(
                 max_nfev,
             )
         )
-        val = load_tdcr_recording(rob, "val")  # type: ignore[arg-type]
+        if "servo_columns" not in fit.extra:  # a journal written before fit / replay
+            fit.extra.update(
+                data=str(train_path), servo_columns=list(read_recording(train_path).servo_columns)
+            )
+        fitted = out / f"{rob}_fitted.yaml"
+        write_fitted(fit, fitted)
+        val = read_recording(val_path)
+        assert val.tip is not None
+        direction = motion_direction(val.displacement)
         preds: dict[str, np.ndarray] = {}
         entry: dict[str, Any] = {
             "params": fit.params.as_dict(),
@@ -237,8 +268,21 @@ def hardware_study(
             "train_rmse_after_mm": fit.rmse_after_mm,
             "calibration_seconds": fit.seconds,
             "calibration_message": fit.message,
-            "val_rows": int(len(val.t)),
+            "val_rows": val.rows,
             "models": {},
+            "fitted_description": str(fitted),
+            "standard_errors": fit.extra.get("standard_errors"),
+            "standard_errors_message": fit.extra.get("standard_errors_message"),
+            "friction": fit.extra.get("friction"),
+            "friction_message": fit.extra.get("friction_message"),
+            "bootstrap": {
+                "seed": seed,
+                "samples": BOOTSTRAP_SAMPLES,
+                "level": BOOTSTRAP_LEVEL,
+                "blocks": int(len(set(val.pattern.tolist()))),
+            },
+            "pulling_rows": int((direction > 0).sum()),
+            "releasing_rows": int((direction < 0).sum()),
         }
         p_init, _ = predict_marker(rob, fit.initial, val.displacement)
         e0 = tip_errors_mm(p_init, val.tip)
@@ -246,31 +290,47 @@ def hardware_study(
         names = ["static", "mujoco"] if mujoco else ["static"]
         for name in names:
             t0 = time.perf_counter()
-            if name == "static":
-                pred, ok = predict_marker(rob, fit.params, val.displacement)
-            else:
-                pred, ok = mujoco_predict_marker(rob, fit.params, val.displacement, links=links)
-            e = tip_errors_mm(pred, val.tip)
-            preds[name] = pred
+            rep = replay_recording(fitted, val_path, model=name, links=links)  # type: ignore[arg-type]
+            e = tip_errors_mm(rep.tip, val.tip)
+            preds[name] = rep.tip
+            lo, hi = bootstrap_mean_interval(
+                e, val.pattern, seed, BOOTSTRAP_SAMPLES, BOOTSTRAP_LEVEL
+            )
             entry["models"][name] = {
                 "mean_mm": float(e.mean()),
                 "median_mm": float(np.median(e)),
                 "max_mm": float(e.max()),
-                "converged_fraction": float(ok.mean()),
+                "converged_fraction": float(rep.ok.mean()),
                 "seconds": time.perf_counter() - t0,
+                "replay_seconds": rep.seconds,
+                "replay_cpu_seconds": rep.cpu_seconds,
+                "mean_ci_mm": [lo, hi],
+                "pulling_mean_mm": _mean_or_none(e[direction > 0]),
+                "releasing_mean_mm": _mean_or_none(e[direction < 0]),
             }
         obj["val_mean_tip_error_mm"][rob] = {k: v["mean_mm"] for k, v in entry["models"].items()}
         obj["robots"][rob] = entry
-        figs[rob] = {"measured": val.tip, **preds, "pattern": val.pattern}
+        figs[rob] = {
+            "measured": val.tip,
+            **preds,
+            "pattern": val.pattern,
+            "displacement": val.displacement,
+        }
     _hardware_figures(out, figs)
+    _hardware_loops(out, figs)
     _hardware_markdown(out, obj, stride, links)
     obj["report"] = str(out / "hardware.md")
     write_text_atomic(out / "hardware.json", json.dumps(obj, indent=1))
     return obj
 
 
+def _mean_or_none(e: np.ndarray) -> float | None:
+    return float(e.mean()) if len(e) else None
+
+
 def _calibrated(robot: str, stride: int, max_nfev: int) -> dict[str, Any]:
-    return _fit_record(calibrate_hardware(robot, stride=stride, max_nfev=max_nfev))
+    path = recording_path(robot, "train")
+    return _fit_record(fit_recording(robot, path, stride=stride, max_nfev=max_nfev))
 
 
 def _fit_record(fit: HardwareFit) -> dict[str, Any]:
@@ -285,6 +345,7 @@ def _fit_record(fit: HardwareFit) -> dict[str, Any]:
         "nfev": fit.nfev,
         "seconds": fit.seconds,
         "message": fit.message,
+        "extra": fit.extra,
     }
 
 
@@ -299,7 +360,40 @@ def _fit_from_record(rec: dict[str, Any]) -> HardwareFit:
         nfev=int(rec["nfev"]),
         seconds=rec["seconds"],
         message=rec["message"],
+        extra=dict(rec.get("extra", {})),
     )
+
+
+def _hardware_loops(out: Path, figs: dict[str, dict[str, np.ndarray]]) -> None:
+    """Loops: tip distance from the backbone axis [mm] against the command's size |d| [mm],
+    measured and predicted, per val pattern; hysteresis shows as measured loops that the
+    models retrace as one line."""
+    plt = _plt()
+    for rob, f in figs.items():
+        groups = sorted({_group(p) for p in f["pattern"]})
+        ncol = 4
+        nrow = (len(groups) + ncol - 1) // ncol
+        fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 3.0 * nrow), squeeze=False)
+        size = np.linalg.norm(f["displacement"], axis=1) * 1e3
+        radial = {
+            k: np.hypot(f[k][:, 0], f[k][:, 1]) * 1e3
+            for k in ("measured", "static", "mujoco")
+            if k in f
+        }
+        for ax, g in zip(axes.ravel(), groups, strict=False):
+            idx = np.array([_group(p) == g for p in f["pattern"]])
+            for name, style in (("measured", "k.-"), ("static", "r.--"), ("mujoco", "b.:")):
+                if name in radial:
+                    ax.plot(size[idx], radial[name][idx], style, lw=1, ms=2, label=name)
+            ax.set_title(g, fontsize=7)
+            ax.tick_params(labelsize=6)
+        for ax in axes.ravel()[len(groups) :]:
+            ax.axis("off")
+        axes[0, 0].legend(fontsize=6)
+        fig.suptitle(f"{rob} val loops: tip distance from the axis [mm] vs command |d| [mm]")
+        fig.tight_layout()
+        fig.savefig(out / f"hardware_{rob}_loops.png", dpi=110)
+        plt.close(fig)
 
 
 def _hardware_figures(out: Path, figs: dict[str, dict[str, np.ndarray]]) -> None:
@@ -356,16 +450,26 @@ def _hardware_markdown(out: Path, obj: dict[str, Any], stride: int, links: int) 
         "elastic pull-only tendons with per-segment pretension; docs/validation.md); the MuJoCo "
         f"chain ({links} links) uses the same parameters. Command: `softrod validate hardware`.",
         "",
-        "| robot | model | val rows | mean [mm] | median [mm] | max [mm] | converged |",
-        "|---|---|---|---|---|---|---|",
+        "| robot | model | val rows | mean [mm] | 95 % interval [mm] | median [mm] | max [mm] "
+        "| pulling / releasing [mm] | converged |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for rob, e in obj["robots"].items():
         for name, m in e["models"].items():
+            ci = m.get("mean_ci_mm") or [float("nan")] * 2
             lines.append(
                 f"| {rob} | {name} | {e['val_rows']} | {_fmt(m['mean_mm'], 2)} | "
+                f"{_fmt(ci[0], 2)}-{_fmt(ci[1], 2)} | "
                 f"{_fmt(m['median_mm'], 2)} | {_fmt(m['max_mm'], 2)} | "
+                f"{_opt(m.get('pulling_mean_mm'))} / {_opt(m.get('releasing_mean_mm'))} | "
                 f"{m['converged_fraction']:.3f} |"
             )
+    lines += [
+        "",
+        "Pulling / releasing: rows where the norm of the nine commanded displacements grows / "
+        "shrinks from the previous row. Interval: percentile bootstrap of the mean, val "
+        "patterns resampled as blocks.",
+    ]
     lines += [
         "",
         f"Target ftdcr_v4 mean <= {HARDWARE_V4_TARGET_MM} mm (stretch "
@@ -380,9 +484,13 @@ def _hardware_markdown(out: Path, obj: dict[str, Any], stride: int, links: int) 
             f"{e['val_uncalibrated_static_mean_mm']:.2f} mm",
             f"- train RMSE {e['train_rmse_before_mm']:.2f} -> {e['train_rmse_after_mm']:.2f} mm "
             f"({e['train_rows']} rows, {e['calibration_seconds']:.0f} s)",
-            f"- fitted: `{json.dumps(e['params'])}`",
+            f"- fitted: `{json.dumps(e['params'])}` (description `{e['fitted_description']}`)",
+            f"- standard errors: `{json.dumps(e['standard_errors'])}` "
+            f"({e['standard_errors_message']})",
+            f"- friction: {json.dumps(e['friction'])} ({e['friction_message']})",
             "",
             f"![paths](hardware_{rob}_paths.png)",
+            f"![loops](hardware_{rob}_loops.png)",
             f"![histogram](hardware_{rob}_histogram.png)",
             "",
         ]
