@@ -16,6 +16,12 @@ k [N/m] (log-scaled), pretension [N], angular offset [rad]; and the marker offse
 translation and tilt: 15 parameters, SciPy trust-region least squares on the 3-D tip residuals.
 E is held at the authors' value: without gravity and with an inextensible backbone the tip depends
 on k r L / EI only, so k and E are not separately identifiable (docs/sysid.md).
+
+A calibration is written as one robot description (`calibrated_robot`): the fitted stiffness and
+angles in the tendons, the rest of the mapping in its `calibration:` block; `replay_marker`
+replays a recording through any such description (static rod or MuJoCo chain), and
+`predict_marker` is `replay_marker` on `calibrated_robot`. Tendon friction plugs in as a
+`SequenceModel` (its mu and stick band are then fitted too); without one, mu = 0.
 """
 
 from __future__ import annotations
@@ -98,6 +104,9 @@ FRICTION_SCALE = (0.1, 1e-4)
 #: Singular values of the calibration Jacobian below this fraction of the largest leave a
 #: direction of the parameters undetermined by the data (no standard errors then).
 IDENTIFIABLE_RCOND = 1e-8
+#: Step of the standard errors' Jacobian, relative to each parameter's optimizer scale (1 mN of
+#: pretension, 1e-4 rad, 10 um): large against the solver's tolerance, small against the fit.
+SE_STEP = 1e-3
 
 
 @dataclass
@@ -565,9 +574,10 @@ def calibrate_hardware(
     )
     rms = lambda r: float(np.sqrt(np.mean(np.sum(r.reshape(-1, 3) ** 2, axis=1))) * 1e3)  # noqa: E731
     x = full(res.x)
-    se, se_msg = standard_errors(
-        np.asarray(res.jac), np.asarray(res.fun), _names(len(x), n_hw)[free]
-    )
+    # The optimizer's Jacobian uses relative steps, which vanish for a parameter at 0 (a
+    # pretension on its bound): the errors use steps scaled by each parameter's scale instead.
+    jac = _forward_jacobian(resid, res.x, res.fun, lo[free], hi[free], scale[free])
+    se, se_msg = standard_errors(jac, np.asarray(res.fun), _names(len(x), n_hw)[free])
     extra: dict[str, Any] = {
         "standard_errors": _se_dict(x, free, se, n_hw),
         "standard_errors_message": se_msg,
@@ -587,6 +597,27 @@ def calibrate_hardware(
         message=str(res.message),
         extra=extra,
     )
+
+
+def _forward_jacobian(
+    resid: Callable[[np.ndarray], np.ndarray],
+    x: np.ndarray,
+    r0: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    scale: np.ndarray,
+) -> np.ndarray:
+    """(m, p) forward differences of `resid` at `x` (residuals `r0`), step `SE_STEP` times each
+    parameter's scale, taken backwards where the forward step would leave the bounds."""
+    jac = np.empty((len(r0), len(x)))
+    for j in range(len(x)):
+        h = SE_STEP * scale[j]
+        if x[j] + h > hi[j]:
+            h = -h
+        y = x.copy()
+        y[j] = min(max(x[j] + h, lo[j]), hi[j])
+        jac[:, j] = (resid(y) - r0) / (y[j] - x[j])
+    return jac
 
 
 def _names(n: int, n_hw: int) -> np.ndarray:
