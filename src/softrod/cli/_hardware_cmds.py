@@ -46,8 +46,8 @@ def fit_cmd(
         bool, typer.Option("--overwrite", help="Replace an existing output file.")
     ] = False,
 ) -> None:
-    """Fit today's 15 parameters (mu held at 0) on DATA only and write one calibrated robot
-    description that the static solver, the MuJoCo chain and LGVI load."""
+    """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0) and write
+    one calibrated robot description that the static solver, the MuJoCo chain and LGVI load."""
     from softrod.description import json_safe
     from softrod.validate._hardware_io import fit_recording, fit_summary, write_fitted
 
