@@ -270,7 +270,8 @@ def fitted_robot(fit: HardwareFit) -> RobotSpec:
 
 def write_fitted(fit: HardwareFit, path: str | Path) -> RobotSpec:
     """Write the calibrated description of `fit` to `path` (YAML, atomically: a failure leaves
-    no partial file) and return it."""
+    no partial file) and return it. A fitted friction (`fit.extra["friction"]`) is reported by
+    the fit but not written yet: the description has no friction block on this branch."""
     spec = fitted_robot(fit)
     head = (
         f"# softrod hardware fit {fit.robot} --data {fit.extra.get('data')}: "
