@@ -19,7 +19,7 @@ ARM = ROOT / "examples" / "robots" / "pneumatic_arm3.yaml"
 CHAMBERS = ROOT / "examples" / "seed003" / "pneumatic_arm3_chambers.yaml"
 P_MAX = 137895.0
 #: Unloaded plates vs D.1's arcs [m], [rad]: RK4's O(h^4) error on the arcs (measured 3.5e-10 m
-#: and 4e-9 rad at 384 steps on the full-pressure case; 5.6e-9 m at 192, 2e-6 m at 32).
+#: and 4.7e-9 rad at 384 steps on the full-pressure case; 5.6e-9 m at 192, 2e-6 m at 32).
 PLATE_TOL = 1e-9
 ANGLE_TOL = 1e-8
 STEPS = 384
