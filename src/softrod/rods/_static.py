@@ -132,6 +132,7 @@ def solve_static(
             inp,
             guess,
             lambda km, loads, start: solver(km, loads, start, float(rtol), max_iter, **options),
+            float(rtol),
         )
     # Chambers run as internal tendons of a kernel model (stability included); the result
     # shows the robot's own tendons only.
