@@ -102,9 +102,9 @@ def test_chamber_and_tendon_with_equal_force_cancel():
     np.testing.assert_allclose(sol.tip_position, [0.0, 0.0, L], atol=ARC_TOL)
     assert sol.tendon_tension.tolist() == [p * area]
     assert sol.tendon_length.shape == (1,)
-    # The tip Jacobian keeps the real tendons' columns; it does not take pressures yet.
-    with pytest.raises(ValueError, match="pressures"):
-        tip_jacobian(robot, sol)
+    # The tip Jacobian keeps the real tendons' columns; pressure columns when asked.
+    assert tip_jacobian(robot, sol).shape == (3, 1)
+    assert tip_jacobian(robot, sol, pressures=True).shape == (3, 2)
     assert tip_jacobian(robot, solve_static(robot, tensions=[p * area])).shape == (3, 1)
 
 
@@ -204,13 +204,15 @@ def test_bad_pressures_name_the_input(pressures, match):
         softrod.solve_static(load_robot(data), tensions=[0, 0, 0], pressures=pressures)
 
 
-def test_pressures_with_length_control_are_refused():
+def test_pressures_with_length_control_are_solved():
+    """Once refused; now the length law is solved around tension control
+    (tests/test_pressure_statics.py checks it)."""
     data = _pneumatic_robot().to_dict()
     for t in data["segments"][0]["tendons"]:
         t["stiffness"] = 2e4
     robot = load_robot(data)
-    with pytest.raises(ValueError, match="length control"):
-        solve_static(robot, lengths=[0.1, 0.1, 0.1], pressures=[1e3, 0.0])
+    sol = solve_static(robot, lengths=[0.1, 0.1, 0.1], pressures=[1e3, 0.0])
+    assert sol.success and sol.tendon_tension.shape == (3,)
 
 
 def test_cli_pressures(tmp_path, capsys):

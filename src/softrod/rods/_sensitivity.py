@@ -3,6 +3,7 @@ converged result with respect to its tendon inputs (`tip_jacobian`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,13 +123,17 @@ def _shooting_eval(
     )
 
 
-def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarray:
+def tip_jacobian(
+    model: RodModel | RobotSpec, result: StaticResult, *, pressures: bool = False
+) -> np.ndarray:
     """Exact d tip_position / d inputs (3, n_t) at a converged shooting `result`.
 
     model : the model (or description) `result` was solved on; the loads come from
     `result.inputs`. The inputs differentiated are the tensions [m/N] or, under length control,
     the commanded lengths [m/m]. Uses the implicit function theorem on the shooting residual:
     dx/dinput = -J^-1 dr/dinput.
+    pressures : also return the chamber columns d tip / d p (3, n_c) [m/Pa] after those of the
+        tendons, (3, n_t + n_c) in all (`chamber_list()` order; docs/actuators.md).
     """
     if not result.success:
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
@@ -139,6 +144,10 @@ def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarra
             f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "
             "model the result was solved on"
         )
+    if model.n_chambers:
+        # Chambers are internal tendons: differentiate on the kernel model (`_chamber_columns`).
+        tendon_cols, chamber_cols = _chamber_columns(model, result)
+        return np.hstack([tendon_cols, chamber_cols]) if pressures else tendon_cols
     if inp.lengths is None:
         ev = _shooting_eval(model, inp, result.base_moment)
         # r(M0, tau) = (M(L) - M_tip)/m: dM0/dtau = -(dM/dM0)^-1 dM/dtau
@@ -155,3 +164,71 @@ def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarra
     dr_dL[3:, :] = np.diag(k_t * active) / t_scale
     dx = -np.linalg.solve(ev.jacobian, dr_dL)
     return ev.d_tip_d_M0 @ dx[:3] + ev.d_tip_d_tension @ dx[3:]
+
+
+def chamber_force_slopes(model: RodModel, pressures: np.ndarray) -> np.ndarray:
+    """d (p A_eff(p)) / dp (n_c,) [m^2] of each chamber at gauge pressures (n_c,) [Pa]."""
+    out = np.empty(model.n_chambers)
+    for k, ((_, c), p) in enumerate(zip(model.spec.chamber_list(), pressures, strict=True)):
+        # p A (1 + sum c_i p^i) differentiated term by term.
+        out[k] = c.area * (
+            1.0 + sum((i + 2) * ci * p ** (i + 1) for i, ci in enumerate(c.area_polynomial))
+        )
+    return out
+
+
+def chamber_kernel_loads(model: RodModel, inp: StaticLoads, tensions: np.ndarray) -> StaticLoads:
+    """The tension-control loads of `model.with_chambers` at the robot's tendon tensions
+    (n_t,) [N] and `inp.pressures`: the real tensions, then the internal chamber tensions."""
+    p = np.zeros(model.n_chambers) if inp.pressures is None else inp.pressures
+    internal = model.chamber_map @ model.chamber_forces(p)
+    return dataclasses.replace(
+        inp, tensions=np.concatenate([tensions, internal]), lengths=None, pressures=None
+    )
+
+
+def _chamber_columns(model: RodModel, result: StaticResult) -> tuple[np.ndarray, np.ndarray]:
+    """(d tip / d tendon inputs (3, n_t), d tip / d pressures (3, n_c)) of a robot with chambers.
+
+    One integration of `model.with_chambers` in tension control at the result's tensions gives
+    d(M(L), tip, l)/d(M0, every kernel tension). Unknowns x = M0 (and the robot's tensions under
+    length control, rows tau - k max(0, l - L_cmd)); the pressures enter through the internal
+    tensions chamber_map @ p A_eff(p), so their columns chain d/d tau_internal with
+    chamber_map diag(d (p A_eff) / dp). Implicit function theorem: dx = -A^-1 B."""
+    inp = result.inputs
+    n_t, m_scale, t_scale = model.n_tendons, model.moment_scale, model.tension_scale
+    p = np.zeros(model.n_chambers) if inp.pressures is None else inp.pressures
+    ev = _shooting_eval(
+        model.with_chambers,
+        chamber_kernel_loads(model, inp, result.tendon_tension),
+        result.base_moment,
+    )
+    dp = model.chamber_map * chamber_force_slopes(model, p)[None, :]  # d tau_internal / dp
+    dM_dt, dl_dt, dtip_dt = ev.d_moment_d_tension, ev.d_length_d_tension, ev.d_tip_d_tension
+    # Moment rows, scaled like the shooting residual.
+    A_M = [ev.d_moment_d_M0 / m_scale]
+    B_p = [dM_dt[:, n_t:] @ dp / m_scale]
+    tip_x = [ev.d_tip_d_M0]
+    if inp.lengths is None:
+        B_in = dM_dt[:, :n_t] / m_scale
+        A = A_M[0]
+        direct_in = dtip_dt[:, :n_t]
+    else:
+        # Length-law rows: tau - k max(0, l - L_cmd), differentiated on the active tendons.
+        D = model.tendon_k * ((ev.tendon_length[:n_t] - inp.lengths) > 0)
+        A = np.block(
+            [
+                [A_M[0], dM_dt[:, :n_t] / m_scale],
+                [
+                    -D[:, None] * ev.d_length_d_M0[:n_t] / t_scale,
+                    (np.eye(n_t) - D[:, None] * dl_dt[:n_t, :n_t]) / t_scale,
+                ],
+            ]
+        )
+        B_in = np.vstack([np.zeros((3, n_t)), np.diag(D) / t_scale])
+        B_p.append(-D[:, None] * dl_dt[:n_t, n_t:] @ dp / t_scale)
+        tip_x.append(dtip_dt[:, :n_t])
+        direct_in = np.zeros((3, n_t))
+    dx = -np.linalg.solve(A, np.hstack([B_in, np.vstack(B_p)]))
+    cols = np.hstack(tip_x) @ dx
+    return cols[:, :n_t] + direct_in, cols[:, n_t:] + dtip_dt[:, n_t:] @ dp

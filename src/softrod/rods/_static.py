@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
+from softrod.rods._chamber_lengths import solve_lengths_with_chambers
 from softrod.rods._inputs import StaticLoads, _with_chambers, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
@@ -66,8 +67,9 @@ def solve_static(
     point_loads : [(s, force (3,), moment (3,) optional), ...] world-frame point loads at arc
         length s in (0, L] [m, N, N m].
     pressures : (n_c,) chamber gauge pressures [Pa], one per `segments[i].chambers` entry,
-        segment by segment (docs/actuators.md); within `pressure_range` where given. Tension
-        control only (with `lengths` they must be 0).
+        segment by segment (docs/actuators.md); within `pressure_range` where given. With
+        `lengths`, the length law is solved around the tension-control solve (method
+        "shooting"; `stable` is None, as for any length control).
     method : "shooting" (Newton shooting, exact), "observer" (one SoftManiSim observer update
         from the state carried by `guess`; repeat with guess=previous to converge or to track
         a time-varying input) or "pcc" (constant curvature, load-free).
@@ -119,6 +121,19 @@ def solve_static(
     if not isinstance(check_stability, bool):
         raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
     solver = METHODS[method]
+    if inp.lengths is not None and inp.pressures is not None and np.any(inp.pressures != 0.0):
+        # Length control with pressurised chambers: the length law around tension control.
+        if method != "shooting":
+            raise ValueError(
+                f"pressures with length control need method 'shooting', got {method!r}"
+            )
+        return solve_lengths_with_chambers(
+            model,
+            inp,
+            guess,
+            lambda km, loads, start: solver(km, loads, start, float(rtol), max_iter, **options),
+            float(rtol),
+        )
     # Chambers run as internal tendons of a kernel model (stability included); the result
     # shows the robot's own tendons only.
     kmodel, kinp = _with_chambers(model, inp)
