@@ -12,6 +12,7 @@ import typer
 
 from softrod._gl import choose_gl_backend
 from softrod.cli._app import CliError, app
+from softrod.cli._outputs import prepare_output
 
 __all__ = ["resolve_env_id"]
 
@@ -26,6 +27,13 @@ def resolve_env_id(name: str) -> str:
         known = ", ".join(i.removeprefix("softrod/") for i in ENV_IDS)
         raise CliError(f"unknown environment {name!r}; known: {known}")
     return full
+
+
+def _demos_output(out: Path, overwrite: bool) -> Path:
+    """The .npz a demonstration recording will write, checked before recording (the policy of
+    every output: an existing file only with --overwrite, its folder created)."""
+    target = out if out.suffix == ".npz" else out.with_suffix(".npz")
+    return prepare_output(target, overwrite=overwrite, option="--out")
 
 
 def _env_kwargs(text: str | None) -> dict[str, Any]:
@@ -326,6 +334,7 @@ def demos_cmd(
     max_attempts: int | None = typer.Option(None, help="Give up after this many [2 n]."),
     dedup: bool = typer.Option(False, help="Also drop consecutive duplicate frames (1e-9)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
 ) -> None:
     """Record demonstrations with the task's scripted expert (failed attempts discarded)."""
     from softrod.learn import EXPERTS, record_demos
@@ -338,6 +347,7 @@ def demos_cmd(
         )
     if episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {episodes}")
+    out = _demos_output(out, overwrite)
     cb = None
     bar: Any = None
     if progress:
@@ -455,6 +465,7 @@ def teleop_cmd(
     backend: str = typer.Option("terminal", help="terminal, viewer (needs a display) or script."),
     keys: str | None = typer.Option(None, help="Key script for --backend script ('.' = idle)."),
     help_keys: bool = typer.Option(False, "--help-keys", help="Print the key map and exit."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
 ) -> None:
     """Drive a robot with the keyboard and record the episodes (raw frames, duplicates kept)."""
     from softrod.learn import (
@@ -475,6 +486,7 @@ def teleop_cmd(
         raise CliError("--backend script needs --keys")
     if episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {episodes}")
+    out = _demos_output(out, overwrite)
     if backend == "script":
         key_iter: Any = script_keys(keys or "")
     elif backend == "terminal":

@@ -301,6 +301,7 @@ def run_sweep(
     progress: bool = True,
     flush_interval: float = FLUSH_INTERVAL,
     spec_dir: str | Path | None = None,
+    overwrite: bool = False,
 ) -> SweepSummary:
     """Run every point of a sweep that the output does not have yet.
 
@@ -313,6 +314,8 @@ def run_sweep(
     retry_errors : on resume, run failed points again (their old rows are replaced).
     progress : show a rich progress bar. flush_interval : [s] between appends.
     spec_dir : folder that relative paths in the spec refer to (default the file's folder).
+    overwrite : replace an existing output (deleted once the spec and task are checked); not
+        with `resume`.
 
     Returns
     -------
@@ -339,11 +342,16 @@ def run_sweep(
     record = sweep_record(sweep, job)
     store = ResultStore(output, record)
 
-    # Existing output: resume or refuse (never overwrite what a user computed).
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other")
+    # Existing output: resume, replace when asked, or refuse (never clobber a user's results).
+    if output.exists() and overwrite and not output.is_dir():
+        output.unlink()
     if output.exists():
         if not resume:
             raise ValueError(
-                f"--output {output} exists; pass --resume to continue it, or choose another file"
+                f"--output {output} exists; pass --resume to continue it, or --overwrite to "
+                "replace it"
             )
         old = store.load_existing()
         if old is not None and old.get("identity") != record["identity"]:
