@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from softrod._jobs import sigterm_as_interrupt
+from softrod._version import __version__
 from softrod.description import find_robot, load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
 from softrod.sweep._store import ResultStore
@@ -116,7 +117,12 @@ def sweep_record(spec: SweepSpec, job: SweepJob) -> dict[str, Any]:
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[
         :16
     ]
-    return {"name": spec.name, "identity": digest, "spec": spec.model_dump(mode="json")}
+    return {
+        "name": spec.name,
+        "identity": digest,
+        "spec": spec.model_dump(mode="json"),
+        "softrod": __version__,
+    }
 
 
 def _check_params(points: list[PointSpec]) -> None:
@@ -358,6 +364,14 @@ def run_sweep(
             raise ValueError(
                 f"--resume: {output} was written by a different sweep ({old.get('name')!r}: "
                 "robot, task, task_options or inputs differ); use another --output"
+            )
+        # Rows of two versions of the code would mix silently (files written before versions
+        # were recorded carry none and are continued).
+        written_by = None if old is None else old.get("softrod")
+        if written_by is not None and written_by != __version__:
+            raise ValueError(
+                f"--resume: {output} was written by softrod {written_by}, this is "
+                f"{__version__}; its rows may differ from new ones: use another --output"
             )
         if retry_errors:
             store.drop_errors()
