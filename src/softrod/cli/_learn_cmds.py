@@ -100,7 +100,9 @@ def train_cmd(
     checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
     log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
     env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
-    resume: Path | None = typer.Option(None, help="Continue from a checkpoint .zip."),
+    resume: Path | None = typer.Option(
+        None, help="Continue from a checkpoint: SAC .zip; PPO run directory (or its checkpoint.pt)."
+    ),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     overwrite: bool = typer.Option(
@@ -136,6 +138,7 @@ def train_cmd(
             env_kwargs=_env_kwargs(env_kwargs),
             eval_episodes=eval_episodes or 100,
             overwrite=overwrite,
+            resume=resume,
         )
         return
     if vec not in ("dummy", "subproc"):
@@ -195,9 +198,11 @@ def _train_ppo(
     env_kwargs: dict[str, Any],
     eval_episodes: int,
     overwrite: bool,
+    resume: Path | None = None,
 ) -> None:
     """`softrod train ENV --algo ppo`: skrl PPO on `make_batched` worlds, then the CPU env's
-    seeded evaluation (`softrod.learn.evaluate`)."""
+    seeded evaluation (`softrod.learn.evaluate`). `resume`: the run directory (or its
+    checkpoint.pt) of a stopped run, continued in place."""
     try:
         from softrod.envs import BATCHED_ENV_IDS
         from softrod.learn.device_ppo import (
@@ -238,15 +243,36 @@ def _train_ppo(
         seed=seed,
         env_kwargs=env_kwargs,
     )
-    run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-ppo-{seed}"
-    _prepare_run_dir(run, overwrite=overwrite, resume=None)
+    if resume is not None:
+        if overwrite:
+            raise CliError("--resume and --overwrite exclude each other")
+        run = resume.parent if resume.suffix == ".pt" else resume
+        if out is not None and out.resolve() != run.resolve():
+            raise CliError(f"--resume continues {run} in place; drop --out or give the same one")
+        if not (run / "checkpoint.pt").is_file():
+            raise CliError(f"--resume: no PPO checkpoint in {run}")
+    else:
+        run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-ppo-{seed}"
+        _prepare_run_dir(run, overwrite=overwrite, resume=None)
     try:
-        result = train_ppo(config, run, log=lambda line: print(line, file=sys.stderr, flush=True))
+        result = train_ppo(
+            config,
+            run,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+            resume=resume is not None,
+        )
     except ImportError as exc:
         raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
     except PPODivergedError as exc:
         print(f"softrod: error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None
+    if result.interrupted:
+        print(
+            f"interrupted after {result.timesteps} steps; the policy so far is "
+            f"{result.policy_path} (continue with --resume {run})",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130)
     print(f"run: {result.run_dir}")
     print(f"policy: {result.policy_path}")
     print(f"timesteps: {result.timesteps}")
