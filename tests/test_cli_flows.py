@@ -138,3 +138,64 @@ def test_readme_and_cli_docs_agree_on_the_demo_duration():
     a = re.search(r"\((\d+) s by `make demo`", readme)
     b = re.search(r"MuJoCo part (\d+) s by `make demo`", cli)
     assert a and b and a.group(1) == b.group(1)
+
+
+def test_no_help_text_offers_a_double_negative_flag(capsys: pytest.CaptureFixture[str]):
+    """`bc --help` once listed `--no-dedup / --no-no-dedup [default: no-no-dedup]`."""
+    from softrod.cli import app
+
+    names = [c.name for c in app.registered_commands if c.name]
+    assert "bc" in names
+    for name in names:
+        assert main([name, "--help"]) == 0
+        text = capsys.readouterr().out
+        assert "--no-no-" not in text, name
+    assert main(["bc", "--help"]) == 0
+    assert "--no-dedup" in capsys.readouterr().out
+
+
+def test_cli_calibration_of_an_unidentifiable_pair_prints_null_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """From tendon data alone only offset / E matters: the CLI's JSON has null standard errors
+    and says why (the docs' promise), into a folder that did not exist."""
+    import json
+
+    import numpy as np
+
+    from softrod.description import find_robot
+    from softrod.sysid import Measurements, predict_tips
+
+    spec = softrod.load_robot(find_robot("tdcr3"))
+    tensions = np.random.default_rng(4).uniform(0.0, 1.0, (8, spec.n_tendons))
+    clean = Measurements(tensions, "tension", np.zeros((8, 3)), np.zeros((8, 3)))
+    csv = tmp_path / "tips.csv"
+    clean.with_tip(predict_tips(spec, clean)).to_csv(csv)
+    out = tmp_path / "new" / "fit.yaml"
+    argv = ["calibrate", "tdcr3", "--data", str(csv), "--fit", "youngs_modulus,offset"]
+    assert main([*argv, "-o", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["stderr"]["youngs_modulus"] is None and payload["stderr"]["offset"] is None
+    assert "not separately identifiable" in payload["message"]
+    assert out.is_file()
+
+
+def test_import_somo_into_a_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    link = {"shape_type": "box", "dimensions": [0.46, 0.34, 0.1], "mass": 0.0025}
+    joints = [{"joint_type": "revolute", "axis": [1, 0, 0], "spring_stiffness": 278.57}]
+    act = {
+        "actuator_length": 1.0,
+        "n_segments": 4,
+        "planar_flag": 1,
+        "link_definition": link,
+        "joint_definitions": joints,
+    }
+    src = tmp_path / "finger.yaml"
+    definition = {"manipulator_name": "finger", "n_act": 1, "actuator_definitions": [act]}
+    src.write_text(yaml.safe_dump(definition))
+    out = tmp_path / "a" / "b" / "finger_robot.yaml"
+    assert main(["import-somo", str(src), "-o", str(out), "--world-scale", "0.05"]) == 0
+    assert softrod.load_robot(out).n_segments >= 1
+    # A folder given as the output file: one line, before any work.
+    assert main(["import-somo", str(src), "-o", str(tmp_path / "a")]) == 2
+    _one_line_error(capsys, "must be a file")

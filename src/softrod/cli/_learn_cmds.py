@@ -421,7 +421,7 @@ def bc_cmd(
         False, "--time-input/--no-time-input", help="Also feed the time since reset."
     ),
     seed: int = typer.Option(0, help="Seed."),
-    no_dedup: bool = typer.Option(False, help="Keep consecutive duplicate frames."),
+    no_dedup: bool = typer.Option(False, "--no-dedup", help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     resume: bool = typer.Option(
