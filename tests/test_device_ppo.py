@@ -114,3 +114,142 @@ def test_always_nan_fails_keeping_finite_policy(
     assert main(args) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["softrod: error: PPO diverged: test"]
+
+
+def test_killed_ppo_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    """SIGKILL right after the checkpoint of step 8: that checkpoint holds exactly the
+    parameters and normaliser an uninterrupted run has at step 8; resuming trains on to the
+    end from there. Not bit-identical to an uninterrupted 16-step run: the batched worlds
+    restart their episodes on resume (their state is not checkpointed)."""
+    import signal
+    import subprocess
+    import sys
+
+    from softrod.learn.device_ppo import CHECKPOINT_FILE
+
+    torch.set_num_threads(1)
+    whole = train_ppo(_config(timesteps=8, checkpoint_every=1), tmp_path / "whole", log=print)
+    # A finished run keeps no checkpoint.
+    assert not (whole.run_dir / CHECKPOINT_FILE).exists()
+
+    run = tmp_path / "killed"
+    kw = {
+        "env_id": "Reach-v0",
+        "num_envs": 2,
+        "device": DEVICE,
+        "timesteps": 16,
+        "rollouts": 4,
+        "learning_epochs": 1,
+        "mini_batches": 1,
+        "hidden": (8,),
+        "env_kwargs": {"episode_steps": 6},
+        "checkpoint_every": 1,
+    }
+    assert _config(timesteps=16, checkpoint_every=1) == PPOConfig(**kw)
+    code = (
+        "import os, signal, torch\n"
+        "torch.set_num_threads(1)\n"
+        "import softrod.learn.device_ppo as d\n"
+        "save = d._save_checkpoint\n"
+        "def kill_after(path, agent, models, config, progress):\n"
+        "    save(path, agent, models, config, progress)\n"
+        "    if progress.step >= 8:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "d._save_checkpoint = kill_after\n"
+        f"d.train_ppo(d.PPOConfig(**{kw!r}), {str(run)!r}, log=lambda _: None)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env={**os.environ}, timeout=600)
+    assert proc.returncode == -signal.SIGKILL
+    assert not (run / "policy.pt").exists()
+    ckpt = torch.load(run / CHECKPOINT_FILE, weights_only=False)
+    assert ckpt["progress"]["step"] == 8
+    at8 = torch.load(whole.policy_path, weights_only=False)
+    for key, value in at8["net"].items():
+        assert torch.equal(ckpt["policy"][f"net.{key}"], value), key
+    assert torch.equal(ckpt["scalers"]["obs_scaler"]["running_mean"], at8["obs_mean"])
+
+    lines: list[str] = []
+    resumed = train_ppo(PPOConfig(**kw), run, log=lines.append, resume=True)
+    assert (resumed.resumed_from, resumed.timesteps) == (8, 16)
+    assert any("resumed from" in line for line in lines)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["status"] == "ok" and summary["resumed_from_step"] == 8
+    _finite_policy(run)
+    # The checkpoint is gone with the finished run; no temporary files are left.
+    assert sorted(p.name for p in run.iterdir()) == ["policy.pt", "summary.json"]
+
+
+def test_damaged_or_foreign_ppo_checkpoints_are_refused(tmp_path: Path) -> None:
+    from softrod.learn.device_ppo import CHECKPOINT_FILE, _Progress, _save_checkpoint
+
+    torch.set_num_threads(1)
+    with pytest.raises(FileNotFoundError, match="no PPO checkpoint"):
+        train_ppo(_config(), tmp_path / "none", resume=True)
+    # A checkpoint of this run's config written by hand, then damaged or mismatched.
+    config = _config()
+    with pytest.raises(ValueError, match="checkpoint_every must be >= 1"):
+        train_ppo(_config(checkpoint_every=0), tmp_path / "x")
+
+    class _Agent:
+        def __init__(self) -> None:
+            net = torch.nn.Linear(2, 2)
+            self.optimizer = torch.optim.Adam(net.parameters())
+            self.scheduler = None
+            self.net = net
+
+    agent = _Agent()
+    path = tmp_path / CHECKPOINT_FILE
+    models = {"policy": agent.net, "value": agent.net}
+    _save_checkpoint(path, agent, models, config, _Progress(4, 0, 1.0, 0.0))
+    with pytest.raises(ValueError, match=r"another PPO configuration \(hidden differ\)"):
+        train_ppo(_config(hidden=(16,)), tmp_path, resume=True)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=r"cannot read the PPO checkpoint .*checkpoint\.pt"):
+        train_ppo(config, tmp_path, resume=True)
+
+
+def test_cli_ppo_stopped_by_sigterm_saves_and_resumes(tmp_path: Path) -> None:
+    """`softrod train --algo ppo` stopped by SIGTERM (a scheduler, Ctrl-C): exit 130 with the
+    policy and a checkpoint of the last update saved; `--resume RUN` trains on from there."""
+    import signal
+    import subprocess
+    import sys
+
+    from softrod.cli import main
+
+    torch.set_num_threads(1)
+    run = tmp_path / "run"
+    args = ["train", "Reach-v0", "--algo", "ppo", "--num-envs", "2", "--device", DEVICE]
+    args += ["--env-kwargs", '{"episode_steps": 6}', "--eval-episodes", "1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from softrod.cli import _entry; _entry()", *args]
+        + ["--timesteps", "1000000", "-o", str(run)],
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            # The first update's progress line: a policy worth keeping exists.
+            if line.startswith("ppo step"):
+                break
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted after" in err and f"--resume {run}" in err
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    step = torch.load(run / "checkpoint.pt", weights_only=False)["progress"]["step"]
+    assert step >= 24 and step % 24 == 0
+    _finite_policy(run)
+    # The same settings again, longer: continued in place from the checkpoint.
+    assert main([*args, "--timesteps", str(step + 24), "--resume", str(run)]) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["resumed_from_step"] == step and summary["timesteps"] == step + 24
+    assert not (run / "checkpoint.pt").exists()
+    # A finished run has no checkpoint left to continue: one line, exit 2.
+    assert main([*args, "--timesteps", "10", "--resume", str(run)]) == 2

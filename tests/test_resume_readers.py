@@ -134,3 +134,102 @@ def test_truncated_calibration_output_is_refused(tdcr3, tmp_path):
     _truncate(path, 0.4)
     with pytest.raises(DescriptionError, match=r"fit_calibrated\.yaml"):
         softrod.load_robot(path)
+
+
+def _corrupt_middle(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 3
+    data[mid : mid + 8] = bytes(b ^ 0xFF for b in data[mid : mid + 8])
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [_truncate, _corrupt_middle])
+def test_cached_recordings_and_networks_are_refused_when_damaged(tmp_path, damage):
+    """The planning benchmark's cached datasets and network (`runs/planning/...`): written
+    atomically; a cut or corrupt file is refused with one message naming it."""
+    from softrod.planning import CompensationNetwork
+    from softrod.pneumatic import Recording
+
+    rng = np.random.default_rng(0)
+    rec = Recording(rng.normal(size=(50, 2)), rng.normal(size=(50, 4, 3)), np.arange(5), 0.05)
+    path = rec.save(tmp_path / "train.npz")
+    back = Recording.load(path)
+    assert np.array_equal(back.backbones, rec.backbones) and back.frame_dt == rec.frame_dt
+    net = CompensationNetwork(
+        weights=[rng.normal(size=(8, 30)), rng.normal(size=(12, 8))],
+        biases=[rng.normal(size=8), rng.normal(size=12)],
+        in_min=np.zeros(30),
+        in_scale=np.ones(30),
+        out_min=np.zeros(12),
+        out_scale=np.ones(12),
+        n_segments=2,
+        n_plates=4,
+        meta={"epochs": 3},
+    )
+    f_net = net.save(tmp_path / "network.npz")
+    assert CompensationNetwork.load(f_net).meta == {"epochs": 3}
+    # Nothing but the two files (no temporaries left beside them).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["network.npz", "train.npz"]
+    damage(path)
+    damage(f_net)
+    with pytest.raises(ValueError, match=r"cannot read the recording .*train\.npz"):
+        Recording.load(path)
+    with pytest.raises(ValueError, match=r"cannot read the compensation network .*network\.npz"):
+        CompensationNetwork.load(f_net)
+
+
+def test_a_file_of_another_kind_is_refused_by_name(tmp_path):
+    from softrod.pneumatic import Recording
+
+    other = tmp_path / "other.npz"
+    np.savez(other, x=np.zeros(3))
+    with pytest.raises(ValueError, match=r"other\.npz: it lacks commands"):
+        Recording.load(other)
+
+
+def test_results_of_another_softrod_version_are_not_resumed(tmp_path, monkeypatch):
+    """Journals and sweep results record the softrod version; a resume by another version is
+    refused (its cached results may differ), naming the file and both versions."""
+    import softrod._jobs
+
+    path = tmp_path / "j.jsonl"
+    Journal(path, "calibration", {"a": 1}, resume=False).close()
+    assert json.loads(path.read_text().splitlines()[0])["softrod"] == softrod._jobs.__version__
+    monkeypatch.setattr(softrod._jobs, "__version__", "9.9.9")
+    with pytest.raises(ValueError, match=r"j\.jsonl was written by softrod .*this is 9\.9\.9"):
+        Journal(path, "calibration", {"a": 1}, resume=True)
+    # A journal from before versions were recorded is still read.
+    header = json.loads(path.read_text().splitlines()[0])
+    del header["softrod"]
+    path.write_text(json.dumps(header) + "\n")
+    assert Journal(path, "calibration", {"a": 1}, resume=True).resumed
+
+
+@needs_pyarrow
+def test_sweep_results_of_another_version_are_not_resumed(tmp_path, monkeypatch):
+    import softrod.sweep._run
+    from softrod.sweep import run_sweep
+
+    (tmp_path / "tasks.py").write_text("def task(point):\n    return {'y': point.inputs['x']}\n")
+    spec = {
+        "name": "v",
+        "task": "tasks.py:task",
+        "inputs": {"x": 0},
+        "design": {"kind": "grid", "parameters": {"inputs.x": {"values": [1, 2]}}},
+    }
+    out = tmp_path / "v.parquet"
+    run_sweep(spec, out, workers=1, progress=False, spec_dir=tmp_path)
+    monkeypatch.setattr(softrod.sweep._run, "__version__", "9.9.9")
+    with pytest.raises(ValueError, match=r"v\.parquet was written by softrod .*this is 9\.9\.9"):
+        run_sweep(spec, out, resume=True, workers=1, progress=False, spec_dir=tmp_path)
+
+
+def test_planning_cache_key_includes_the_version(monkeypatch):
+    import softrod.planning._benchmark as bench
+    from softrod.planning import BenchmarkConfig
+
+    cfg = BenchmarkConfig()
+    arm = bench._resolve_robot(cfg.robot)
+    key = cfg.cache_key(arm)
+    monkeypatch.setattr(bench, "__version__", "9.9.9")
+    assert cfg.cache_key(arm) != key

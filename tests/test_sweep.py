@@ -369,6 +369,44 @@ def test_huge_designs_are_refused_at_once_with_their_size(tmp_path, capsys):
     assert len(err) == 1 and "1,000,000,000" in err[0]
 
 
+def test_count_is_computed_without_building_the_points(capsys):
+    # Duplicated values (1 and 1.0 are different points, 0.5 twice is one) and random designs
+    # whose choices repeat: the count agrees with the built points.
+    grid = {
+        "design": {
+            "kind": "grid",
+            "parameters": {
+                "inputs.a": {"values": [1, 1.0, 0.5, 0.5, "x"]},
+                "inputs.b": {"start": 0.0, "stop": 1.0, "step": 0.25},
+            },
+        }
+    }
+    rand = {
+        "design": {
+            "kind": "random",
+            "n": 200,
+            "parameters": {
+                "inputs.a": {"values": [1, 2, 2, 3]},
+                "inputs.b": {"low": 0, "high": 3, "integer": True},
+            },
+        }
+    }
+    for spec in (grid, rand):
+        assert count_points(spec) == len(generate_points(load_sweep(spec)))
+    # The largest design a sweep takes is counted at once (building it took ~20 s).
+    big = {
+        "design": {
+            "kind": "grid",
+            "parameters": {
+                f"inputs.t{k}": {"start": 0.0, "stop": 1.0, "num": 100} for k in range(3)
+            },
+        }
+    }
+    t0 = time.perf_counter()
+    assert count_points(big) == 1_000_000
+    assert time.perf_counter() - t0 < 2.0
+
+
 def test_random_design_extended_runs_only_new_points(tmp_path):
     def spec(n: int) -> dict:
         return {

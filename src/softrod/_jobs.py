@@ -9,12 +9,24 @@ import os
 import signal
 import threading
 import warnings
+import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Journal", "StopFlag", "config_hash", "sigterm_as_interrupt", "stop_requested"]
+from softrod._version import __version__
+
+__all__ = [
+    "Journal",
+    "StopFlag",
+    "config_hash",
+    "load_npz",
+    "save_npz",
+    "sigterm_as_interrupt",
+    "stop_requested",
+]
 
 
 @contextmanager
@@ -111,7 +123,12 @@ class Journal:
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
 
     def _header(self) -> dict[str, Any]:
-        return {"softrod_journal": JOURNAL_FORMAT, "kind": self.kind, "config": self.hash}
+        return {
+            "softrod_journal": JOURNAL_FORMAT,
+            "kind": self.kind,
+            "config": self.hash,
+            "softrod": __version__,
+        }
 
     def _start(self) -> None:
         # A fresh journal appears complete or not at all: header written to a temporary name.
@@ -141,6 +158,14 @@ class Journal:
                 stacklevel=3,
             )
             return False
+        # Recorded results depend on the code that computed them, not only on the configuration
+        # (journals written before versions were recorded carry none and are read).
+        recorded = header.get("softrod")
+        if recorded is not None and recorded != __version__:
+            raise ValueError(
+                f"{self.path} was written by softrod {recorded}, this is {__version__}: its "
+                f"{self.kind} results may differ; delete it, or run without --resume to start over"
+            )
         if header.get("kind") != self.kind or header.get("config") != self.hash:
             raise ValueError(
                 f"{self.path} is the journal of a different {self.kind} (its configuration "
@@ -184,3 +209,47 @@ class Journal:
         """Close and delete the journal (the job's results are safely written elsewhere)."""
         self.close()
         self.path.unlink(missing_ok=True)
+
+
+def save_npz(path: str | Path, arrays: Mapping[str, Any], *, compressed: bool = False) -> Path:
+    """`np.savez[_compressed](path, **arrays)` written under a temporary name beside `path` and
+    renamed over it when complete, so a kill never leaves a partial file under the final name.
+    Returns the path written (`.npz` appended when missing, as numpy does)."""
+    import numpy as np
+
+    out = Path(path)
+    if out.suffix != ".npz":
+        out = out.with_name(out.name + ".npz")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.partial.npz")
+    try:
+        (np.savez_compressed if compressed else np.savez)(tmp, **arrays)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def load_npz(path: str | Path, what: str, keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every array of an `.npz` file, read (and checksummed) at once; a missing key among `keys`
+    or a truncated or corrupt file is a ValueError naming `what` and the file, never a silent
+    partial read. Pickled objects are refused."""
+    import numpy as np
+
+    p = Path(path)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(
+            f"cannot read the {what} {p}: the file is truncated or corrupt ({exc})"
+        ) from None
+    missing = [k for k in keys if k not in arrays]
+    if missing:
+        raise ValueError(
+            f"cannot read the {what} {p}: it lacks {', '.join(missing)} (not a file of this "
+            "kind, or written by another version)"
+        )
+    return arrays

@@ -12,6 +12,7 @@ import typer
 
 from softrod._gl import choose_gl_backend
 from softrod.cli._app import CliError, app
+from softrod.cli._outputs import prepare_output
 
 __all__ = ["resolve_env_id"]
 
@@ -26,6 +27,13 @@ def resolve_env_id(name: str) -> str:
         known = ", ".join(i.removeprefix("softrod/") for i in ENV_IDS)
         raise CliError(f"unknown environment {name!r}; known: {known}")
     return full
+
+
+def _demos_output(out: Path, overwrite: bool) -> Path:
+    """The .npz a demonstration recording will write, checked before recording (the policy of
+    every output: an existing file only with --overwrite, its folder created)."""
+    target = out if out.suffix == ".npz" else out.with_suffix(".npz")
+    return prepare_output(target, overwrite=overwrite, option="--out")
 
 
 def _env_kwargs(text: str | None) -> dict[str, Any]:
@@ -92,7 +100,9 @@ def train_cmd(
     checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
     log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
     env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
-    resume: Path | None = typer.Option(None, help="Continue from a checkpoint .zip."),
+    resume: Path | None = typer.Option(
+        None, help="Continue from a checkpoint: SAC .zip; PPO run directory (or its checkpoint.pt)."
+    ),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     overwrite: bool = typer.Option(
@@ -128,6 +138,7 @@ def train_cmd(
             env_kwargs=_env_kwargs(env_kwargs),
             eval_episodes=eval_episodes or 100,
             overwrite=overwrite,
+            resume=resume,
         )
         return
     if vec not in ("dummy", "subproc"):
@@ -187,9 +198,11 @@ def _train_ppo(
     env_kwargs: dict[str, Any],
     eval_episodes: int,
     overwrite: bool,
+    resume: Path | None = None,
 ) -> None:
     """`softrod train ENV --algo ppo`: skrl PPO on `make_batched` worlds, then the CPU env's
-    seeded evaluation (`softrod.learn.evaluate`)."""
+    seeded evaluation (`softrod.learn.evaluate`). `resume`: the run directory (or its
+    checkpoint.pt) of a stopped run, continued in place."""
     try:
         from softrod.envs import BATCHED_ENV_IDS
         from softrod.learn.device_ppo import (
@@ -230,15 +243,36 @@ def _train_ppo(
         seed=seed,
         env_kwargs=env_kwargs,
     )
-    run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-ppo-{seed}"
-    _prepare_run_dir(run, overwrite=overwrite, resume=None)
+    if resume is not None:
+        if overwrite:
+            raise CliError("--resume and --overwrite exclude each other")
+        run = resume.parent if resume.suffix == ".pt" else resume
+        if out is not None and out.resolve() != run.resolve():
+            raise CliError(f"--resume continues {run} in place; drop --out or give the same one")
+        if not (run / "checkpoint.pt").is_file():
+            raise CliError(f"--resume: no PPO checkpoint in {run}")
+    else:
+        run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-ppo-{seed}"
+        _prepare_run_dir(run, overwrite=overwrite, resume=None)
     try:
-        result = train_ppo(config, run, log=lambda line: print(line, file=sys.stderr, flush=True))
+        result = train_ppo(
+            config,
+            run,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+            resume=resume is not None,
+        )
     except ImportError as exc:
         raise CliError(f"--algo ppo needs skrl, torch and softrod[warp]: {exc}") from None
     except PPODivergedError as exc:
         print(f"softrod: error: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None
+    if result.interrupted:
+        print(
+            f"interrupted after {result.timesteps} steps; the policy so far is "
+            f"{result.policy_path} (continue with --resume {run})",
+            file=sys.stderr,
+        )
+        raise typer.Exit(130)
     print(f"run: {result.run_dir}")
     print(f"policy: {result.policy_path}")
     print(f"timesteps: {result.timesteps}")
@@ -326,6 +360,7 @@ def demos_cmd(
     max_attempts: int | None = typer.Option(None, help="Give up after this many [2 n]."),
     dedup: bool = typer.Option(False, help="Also drop consecutive duplicate frames (1e-9)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
 ) -> None:
     """Record demonstrations with the task's scripted expert (failed attempts discarded)."""
     from softrod.learn import EXPERTS, record_demos
@@ -338,6 +373,7 @@ def demos_cmd(
         )
     if episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {episodes}")
+    out = _demos_output(out, overwrite)
     cb = None
     bar: Any = None
     if progress:
@@ -385,7 +421,7 @@ def bc_cmd(
         False, "--time-input/--no-time-input", help="Also feed the time since reset."
     ),
     seed: int = typer.Option(0, help="Seed."),
-    no_dedup: bool = typer.Option(False, help="Keep consecutive duplicate frames."),
+    no_dedup: bool = typer.Option(False, "--no-dedup", help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     resume: bool = typer.Option(
@@ -455,6 +491,7 @@ def teleop_cmd(
     backend: str = typer.Option("terminal", help="terminal, viewer (needs a display) or script."),
     keys: str | None = typer.Option(None, help="Key script for --backend script ('.' = idle)."),
     help_keys: bool = typer.Option(False, "--help-keys", help="Print the key map and exit."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
 ) -> None:
     """Drive a robot with the keyboard and record the episodes (raw frames, duplicates kept)."""
     from softrod.learn import (
@@ -475,6 +512,7 @@ def teleop_cmd(
         raise CliError("--backend script needs --keys")
     if episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {episodes}")
+    out = _demos_output(out, overwrite)
     if backend == "script":
         key_iter: Any = script_keys(keys or "")
     elif backend == "terminal":

@@ -342,6 +342,9 @@ def sweep_cmd(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="With --resume: run failed points again.")
     ] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing output (not with --resume).")
+    ] = False,
     backend: Annotated[
         str, typer.Option("--backend", help="process (default) or ray.")
     ] = "process",
@@ -379,6 +382,7 @@ def sweep_cmd(
         address=address,
         retry_errors=retry_errors,
         progress=not no_progress and not as_json,
+        overwrite=overwrite,
     )
     if as_json:
         print(json.dumps(summary.to_dict()))

@@ -20,6 +20,14 @@ that again) and logs one line; after `max_recoveries` such events training stops
 the policy network, the observation normaliser and the config; `load_ppo_policy(path)` turns it
 into a numpy policy for `softrod.learn.evaluate` (the CPU env, seeded episodes).
 
+Nothing lost when killed: every `checkpoint_every` updates `checkpoint.pt` is written atomically
+(policy, value, optimiser, learning-rate schedule, normalisers, the undo snapshot, torch's random
+state, the step count); Ctrl-C or SIGTERM saves `policy.pt` and an interrupted summary. With
+`resume=True` training continues from the checkpoint: the parameters, optimiser and random state
+are those of the uninterrupted run at that step, but the batched worlds restart their episodes
+(the MuJoCo Warp world state is not checkpointed), so the continuation is not bit-identical to
+an uninterrupted run. The checkpoint is removed when training ends normally.
+
 Optional: needs skrl, torch and the `warp` extra (`pip install 'softrod[warp]'`).
 """
 
@@ -37,7 +45,11 @@ from typing import Any
 
 import numpy as np
 
+from softrod._jobs import sigterm_as_interrupt
+from softrod._version import __version__
+
 __all__ = [
+    "CHECKPOINT_FILE",
     "PPOConfig",
     "PPODivergedError",
     "PPOResult",
@@ -58,6 +70,7 @@ class PPOConfig:
     hidden : widths of the policy and value MLPs (ELU). kl_threshold : target KL divergence of
     the adaptive learning rate (0: a fixed rate). grad_norm_clip : global gradient-norm bound.
     max_recoveries : non-finite updates undone (snapshot restored, rate halved) before failing.
+    checkpoint_every : updates between checkpoints (`checkpoint.pt`, for `resume=True`).
     """
 
     env_id: str
@@ -78,13 +91,20 @@ class PPOConfig:
     kl_threshold: float = 0.01
     grad_norm_clip: float = 1.0
     max_recoveries: int = 3
+    checkpoint_every: int = 10
+
+
+#: Settings a resumed run may change (how long it trains, how often it saves).
+_RESUMABLE_CHANGES = ("timesteps", "max_minutes", "checkpoint_every")
+CHECKPOINT_FILE = "checkpoint.pt"
 
 
 @dataclass(frozen=True)
 class PPOResult:
     """What `train_ppo` did: the policy file, batched steps, transitions (steps x worlds),
-    wall time [s], the mean reward per step of the last rollout with a finite one, and how
-    many non-finite updates were undone."""
+    wall time [s], the mean reward per step of the last rollout with a finite one, how many
+    non-finite updates were undone, whether Ctrl-C/SIGTERM stopped it, and the step a resumed
+    run continued from (0: a fresh run)."""
 
     run_dir: Path
     policy_path: Path
@@ -93,6 +113,8 @@ class PPOResult:
     wall_time: float
     last_mean_reward: float
     recoveries: int = 0
+    interrupted: bool = False
+    resumed_from: int = 0
 
     @property
     def transitions_per_second(self) -> float:
@@ -148,11 +170,16 @@ def _models(obs_space: Any, act_space: Any, device: Any, hidden: tuple[int, ...]
 
 
 def train_ppo(
-    config: PPOConfig, run_dir: str | Path, *, log: Callable[[str], None] = print
+    config: PPOConfig,
+    run_dir: str | Path,
+    *,
+    log: Callable[[str], None] = print,
+    resume: bool = False,
 ) -> PPOResult:
     """Train `config.env_id` with PPO on `config.num_envs` batched worlds (see the module);
     writes `run_dir/policy.pt` and `run_dir/summary.json`; `log` gets a progress line per
-    update."""
+    update. resume : continue from `run_dir/checkpoint.pt` (written by a run of the same
+    config, up to `timesteps`, `max_minutes` and `checkpoint_every`; ValueError otherwise)."""
     import torch
     from skrl.agents.torch.ppo import PPO, PPO_CFG
     from skrl.memories.torch import RandomMemory
@@ -169,7 +196,11 @@ def train_ppo(
         raise ValueError(f"max_minutes must be > 0, got {config.max_minutes}")
     if config.max_recoveries < 0:
         raise ValueError(f"max_recoveries must be >= 0, got {config.max_recoveries}")
+    if config.checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {config.checkpoint_every}")
     run = Path(run_dir)
+    ckpt_path = run / CHECKPOINT_FILE
+    state = _read_checkpoint(ckpt_path, config) if resume else None
     run.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     env = make_batched(config.env_id, config.num_envs, config.device, **config.env_kwargs)
@@ -210,83 +241,120 @@ def train_ppo(
     agent.init()
     agent.enable_training_mode(True)
     guard = _Guard(agent, models)
-    recoveries, failure = 0, ""
+    recoveries, failure, start, wall_before = 0, "", 0, 0.0
+    last_mean = float("nan")
+    if state is not None:
+        done = _Progress(**state["progress"])
+        start, recoveries, wall_before = done.step, done.recoveries, done.wall_time
+        last_mean = done.last_mean_reward
+        _restore(agent, models, guard, state)
+        log(f"ppo: resumed from {ckpt_path} at step {start}")
     total = config.timesteps
     if total is None:
         total = 10**9 if config.max_minutes is not None else 10_000
     deadline = None if config.max_minutes is None else 60.0 * config.max_minutes
-    obs, _ = env.reset(seed=config.seed)
+    # A resumed run starts new episodes (the worlds' state is not checkpointed).
+    obs, _ = env.reset(seed=config.seed + start)
     # The env's tensors are views of buffers the next step overwrites: keep a copy.
     obs = obs.clone()
     t0 = time.perf_counter()
     reward_sum = torch.zeros((), device=dev)
-    last_mean, done_steps = float("nan"), 0
-    for step in range(total):
-        agent.pre_interaction(timestep=step, timesteps=total)
-        with torch.no_grad():
-            actions, _ = agent.act(obs, None, timestep=step, timesteps=total)
-            next_obs, reward, term, trunc, info = env.step(actions)
-            # Bootstrapping at the horizon uses the last observation, not the next episode's.
-            agent.record_transition(
-                observations=obs,
-                states=None,
-                actions=actions,
-                rewards=reward.view(-1, 1),
-                next_observations=info.get("final_obs", next_obs),
-                next_states=None,
-                terminated=term.view(-1, 1),
-                truncated=trunc.view(-1, 1),
-                infos=info,
-                timestep=step,
-                timesteps=total,
-            )
-            reward_sum += reward.mean()
-        agent.post_interaction(timestep=step, timesteps=total)
-        obs = next_obs.clone()
-        done_steps = step + 1
-        if done_steps % config.rollouts == 0:
-            # The agent has just updated (every `rollouts` steps): keep it only if finite.
-            mean = float(reward_sum) / config.rollouts
-            reward_sum.zero_()
-            if np.isfinite(mean):
-                last_mean = mean
-            wall = time.perf_counter() - t0
-            if guard.finite():
-                guard.snapshot()
-            else:
-                recoveries += 1
-                lr = guard.restore_halving_lr()
-                log(
-                    f"ppo step {done_steps}: non-finite parameters after an update "
-                    f"({recoveries}/{config.max_recoveries}); restored the last finite ones, "
-                    f"learning rate {lr:.3g}"
-                )
-                if recoveries > config.max_recoveries:
-                    failure = (
-                        f"PPO diverged: non-finite parameters after {recoveries} updates "
-                        f"(max_recoveries {config.max_recoveries}); kept the last finite policy"
+    done_steps, interrupted = start, False
+    # Ctrl-C or SIGTERM (a scheduler's stop): leave the loop, save the policy reached so far.
+    with sigterm_as_interrupt():
+        try:
+            for step in range(start, total):
+                agent.pre_interaction(timestep=step, timesteps=total)
+                with torch.no_grad():
+                    actions, _ = agent.act(obs, None, timestep=step, timesteps=total)
+                    next_obs, reward, term, trunc, info = env.step(actions)
+                    # Bootstrapping at the horizon uses the last observation, not the next
+                    # episode's.
+                    agent.record_transition(
+                        observations=obs,
+                        states=None,
+                        actions=actions,
+                        rewards=reward.view(-1, 1),
+                        next_observations=info.get("final_obs", next_obs),
+                        next_states=None,
+                        terminated=term.view(-1, 1),
+                        truncated=trunc.view(-1, 1),
+                        infos=info,
+                        timestep=step,
+                        timesteps=total,
                     )
+                    reward_sum += reward.mean()
+                agent.post_interaction(timestep=step, timesteps=total)
+                obs = next_obs.clone()
+                if (step + 1) % config.rollouts:
+                    continue
+                # The agent has just updated (every `rollouts` steps): keep it only if finite.
+                done_steps = step + 1
+                mean = float(reward_sum) / config.rollouts
+                reward_sum.zero_()
+                if np.isfinite(mean):
+                    last_mean = mean
+                wall = wall_before + time.perf_counter() - t0
+                if guard.finite():
+                    guard.snapshot()
+                    if (done_steps // config.rollouts) % config.checkpoint_every == 0:
+                        progress = _Progress(done_steps, recoveries, wall, last_mean)
+                        _save_checkpoint(ckpt_path, agent, models, config, progress)
+                else:
+                    recoveries += 1
+                    lr = guard.restore_halving_lr()
+                    log(
+                        f"ppo step {done_steps}: non-finite parameters after an update "
+                        f"({recoveries}/{config.max_recoveries}); restored the last finite "
+                        f"ones, learning rate {lr:.3g}"
+                    )
+                    if recoveries > config.max_recoveries:
+                        failure = (
+                            f"PPO diverged: non-finite parameters after {recoveries} updates "
+                            f"(max_recoveries {config.max_recoveries}); kept the last finite "
+                            "policy"
+                        )
+                        break
+                log(
+                    f"ppo step {done_steps} transitions {done_steps * config.num_envs} "
+                    f"mean_reward {mean:.4f} wall {wall:.1f} s"
+                )
+                if deadline is not None and wall >= deadline:
                     break
-            log(
-                f"ppo step {done_steps} transitions {done_steps * config.num_envs} "
-                f"mean_reward {mean:.4f} wall {wall:.1f} s"
+        except KeyboardInterrupt:
+            # Stopped anywhere (mid-update too): back to the last update's finite state, which
+            # becomes the checkpoint and the saved policy.
+            interrupted = True
+            guard.restore()
+            progress = _Progress(
+                done_steps, recoveries, wall_before + time.perf_counter() - t0, last_mean
             )
-            if deadline is not None and wall >= deadline:
-                break
-    wall = time.perf_counter() - t0
+            _save_checkpoint(ckpt_path, agent, models, config, progress)
+            log(f"ppo: interrupted after step {done_steps}; saved the policy and a checkpoint")
+    wall = wall_before + time.perf_counter() - t0
     # Never save a non-finite policy: fall back to the last finite snapshot.
     if not guard.finite():
         guard.restore_halving_lr()
     policy_path = run / "policy.pt"
     _save_policy(policy_path, agent, models["policy"], config, obs_space, act_space)
     result = PPOResult(
-        run, policy_path, done_steps, done_steps * config.num_envs, wall, last_mean, recoveries
+        run,
+        policy_path,
+        done_steps,
+        done_steps * config.num_envs,
+        wall,
+        last_mean,
+        recoveries,
+        interrupted,
+        start,
     )
     summary = {
         "env_id": config.env_id,
-        "status": "diverged" if failure else "ok",
+        "status": "diverged" if failure else ("interrupted" if interrupted else "ok"),
         "failure": failure or None,
         "policy": "last finite policy (training diverged)" if failure else "final policy",
+        "interrupted": interrupted,
+        "resumed_from_step": start,
         "recoveries": recoveries,
         "timesteps": result.timesteps,
         "transitions": result.transitions,
@@ -295,11 +363,124 @@ def train_ppo(
         "last_mean_reward": last_mean if np.isfinite(last_mean) else None,
         "config": _config_dict(config),
     }
-    (run / "summary.json").write_text(json.dumps(summary, indent=2))
+    _write_atomic(run / "summary.json", json.dumps(summary, indent=2).encode())
     env.close()
+    # A finished run needs no checkpoint; a stopped or diverged one keeps it for resume=True.
+    if not (failure or interrupted):
+        ckpt_path.unlink(missing_ok=True)
     if failure:
         raise PPODivergedError(failure, result)
     return result
+
+
+@dataclass(frozen=True)
+class _Progress:
+    """Where training stands at a checkpoint: batched steps done, non-finite updates undone,
+    wall time so far [s], mean reward per step of the last finite rollout."""
+
+    step: int
+    recoveries: int
+    wall_time: float
+    last_mean_reward: float
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` under a temporary name beside `path`, then rename it over `path`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _scalers(agent: Any) -> dict[str, Any]:
+    names = {"obs_scaler": "_observation_preprocessor", "value_scaler": "_value_preprocessor"}
+    return {
+        key: getattr(agent, name)
+        for key, name in names.items()
+        if hasattr(getattr(agent, name, None), "state_dict")
+    }
+
+
+def _save_checkpoint(
+    path: Path, agent: Any, models: dict[str, Any], config: PPOConfig, progress: _Progress
+) -> None:
+    """Everything an update boundary needs to continue (see the module), written atomically."""
+    import io
+
+    import torch
+
+    scheduler = getattr(agent, "scheduler", None)
+    payload = {
+        "format": "softrod-ppo-checkpoint-1",
+        "softrod": __version__,
+        "config": _config_dict(config),
+        "progress": dataclasses.asdict(progress),
+        "policy": models["policy"].state_dict(),
+        "value": models["value"].state_dict(),
+        "scalers": {k: m.state_dict() for k, m in _scalers(agent).items()},
+        "optimizer": agent.optimizer.state_dict(),
+        "scheduler": scheduler.state_dict() if scheduler is not None else None,
+        "rng": torch.get_rng_state(),
+        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None,
+    }
+    buf = io.BytesIO()
+    torch.save(payload, buf)
+    _write_atomic(path, buf.getvalue())
+
+
+def _read_checkpoint(path: Path, config: PPOConfig) -> dict[str, Any]:
+    """The payload of a PPO checkpoint written for `config` (ValueError naming the file for a
+    truncated or corrupt file, another version or another configuration)."""
+    import torch
+
+    if not path.is_file():
+        raise FileNotFoundError(f"resume: no PPO checkpoint at {path}")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
+        raise ValueError(
+            f"cannot read the PPO checkpoint {path}: the file is truncated or corrupt ({exc})"
+        ) from None
+    if not isinstance(state, dict) or state.get("format") != "softrod-ppo-checkpoint-1":
+        raise ValueError(f"{path} is not a softrod PPO checkpoint")
+    if state.get("softrod") != __version__:
+        raise ValueError(
+            f"{path} was written by softrod {state.get('softrod')}, this is {__version__}; "
+            "delete it to start over"
+        )
+    mine, theirs = _config_dict(config), state["config"]
+    changed = sorted(
+        k
+        for k in set(mine) | set(theirs)
+        if k not in _RESUMABLE_CHANGES and mine.get(k) != theirs.get(k)
+    )
+    if changed:
+        raise ValueError(
+            f"{path} is the checkpoint of another PPO configuration ({', '.join(changed)} "
+            "differ); resume with the same settings or start a new run"
+        )
+    return state
+
+
+def _restore(agent: Any, models: dict[str, Any], guard: _Guard, state: dict[str, Any]) -> None:
+    """Load a checkpoint into the agent; the undo snapshot becomes the checkpoint."""
+    import torch
+
+    models["policy"].load_state_dict(state["policy"])
+    models["value"].load_state_dict(state["value"])
+    scalers = _scalers(agent)
+    for key, module_state in state["scalers"].items():
+        scalers[key].load_state_dict(module_state)
+    agent.optimizer.load_state_dict(state["optimizer"])
+    scheduler = getattr(agent, "scheduler", None)
+    if scheduler is not None and state["scheduler"] is not None:
+        scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+    if state["cuda_rng"] is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    guard.snapshot()
 
 
 class _Guard:
@@ -328,14 +509,18 @@ class _Guard:
         modules = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in self.modules]
         self.saved = [modules, copy.deepcopy(self.agent.optimizer.state_dict())]
 
-    def restore_halving_lr(self) -> float:
-        """Restore the snapshot, halve the learning rate; returns the new rate."""
+    def restore(self) -> None:
+        """Restore the snapshot (parameters, normalisers, optimiser) as it was taken."""
         modules, optimizer = self.saved
         for m, state in zip(self.modules, modules, strict=True):
             m.load_state_dict(state)
+        self.agent.optimizer.load_state_dict(copy.deepcopy(optimizer))
+
+    def restore_halving_lr(self) -> float:
+        """Restore the snapshot, halve the learning rate; returns the new rate."""
         opt = self.agent.optimizer
         lr = 0.5 * opt.param_groups[0]["lr"]
-        opt.load_state_dict(copy.deepcopy(optimizer))
+        self.restore()
         for group in opt.param_groups:
             group["lr"] = lr
         scheduler = getattr(self.agent, "scheduler", None)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from softrod._version import __version__
 from softrod.description import find_robot, load_robot
 from softrod.planning._env import EnvironmentSpec, Obstacles, load_environment
 from softrod.planning._forward import ForwardModel, NetworkForward, NoLoadForward
@@ -113,6 +114,8 @@ class BenchmarkConfig:
             "n_test": self.n_test,
             "seed": self.seed,
             "version": 1,
+            # The recordings and the network depend on the code too (ground truth, training).
+            "softrod": __version__,
         }
         text = json.dumps(payload, sort_keys=True, default=str)
         return hashlib.sha1(text.encode()).hexdigest()[:12]

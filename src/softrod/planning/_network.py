@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from softrod._jobs import load_npz, save_npz
 from softrod.pneumatic import NoLoadModel, Recording
 
 __all__ = ["CompensationNetwork", "TrainConfig", "train_compensation", "rollout_error"]
@@ -146,8 +147,7 @@ class CompensationNetwork:
 
     # Persistence ------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the weights, scalings and meta to an `.npz` file; returns its path."""
         arrays: dict[str, np.ndarray] = {
             "in_min": self.in_min,
             "in_scale": self.in_scale,
@@ -159,24 +159,30 @@ class CompensationNetwork:
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             arrays[f"w{i}"] = w
             arrays[f"b{i}"] = b
-        np.savez(path, **arrays)  # type: ignore[arg-type]
-        return path
+        # Atomic: a kill mid-write leaves the old file or none, never a partial one.
+        return save_npz(path, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> CompensationNetwork:
-        with np.load(path) as z:
-            n_seg, n_plates, n_layers = (int(v) for v in z["shape"])
-            return cls(
-                weights=[z[f"w{i}"] for i in range(n_layers)],
-                biases=[z[f"b{i}"] for i in range(n_layers)],
-                in_min=z["in_min"],
-                in_scale=z["in_scale"],
-                out_min=z["out_min"],
-                out_scale=z["out_scale"],
-                n_segments=n_seg,
-                n_plates=n_plates,
-                meta=json.loads(str(z["meta"])),
-            )
+        """Read a saved network; a truncated or corrupt file is a ValueError naming it."""
+        what = "compensation network"
+        z = load_npz(path, what, ("shape", "in_min", "in_scale", "out_min", "out_scale", "meta"))
+        n_seg, n_plates, n_layers = (int(v) for v in z["shape"])
+        layers = [f"{p}{i}" for i in range(n_layers) for p in "wb"]
+        missing = [k for k in layers if k not in z]
+        if missing:
+            raise ValueError(f"cannot read the {what} {path}: it lacks {', '.join(missing)}")
+        return cls(
+            weights=[z[f"w{i}"] for i in range(n_layers)],
+            biases=[z[f"b{i}"] for i in range(n_layers)],
+            in_min=z["in_min"],
+            in_scale=z["in_scale"],
+            out_min=z["out_min"],
+            out_scale=z["out_scale"],
+            n_segments=n_seg,
+            n_plates=n_plates,
+            meta=json.loads(str(z["meta"])),
+        )
 
 
 def _features_targets(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from softrod._jobs import load_npz, save_npz
 from softrod.pneumatic._model import PneumaticArm
 from softrod.pneumatic._truth import GroundTruthArm
 
@@ -60,26 +61,25 @@ class Recording:
         return int(self.commands.shape[0] - 1)
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(
-            path,
-            commands=self.commands,
-            backbones=self.backbones,
-            ends=self.ends,
-            frame_dt=np.array(self.frame_dt),
-        )
-        return path
+        """Write a compressed `.npz` (atomically: a kill leaves the old file or none)."""
+        arrays = {
+            "commands": self.commands,
+            "backbones": self.backbones,
+            "ends": self.ends,
+            "frame_dt": np.array(self.frame_dt),
+        }
+        return save_npz(path, arrays, compressed=True)
 
     @classmethod
     def load(cls, path: str | Path) -> Recording:
-        with np.load(path) as z:
-            return cls(
-                commands=z["commands"],
-                backbones=z["backbones"],
-                ends=z["ends"],
-                frame_dt=float(z["frame_dt"]),
-            )
+        """Read a recording; a truncated or corrupt file is a ValueError naming it."""
+        z = load_npz(path, "recording", ("commands", "backbones", "ends", "frame_dt"))
+        return cls(
+            commands=z["commands"],
+            backbones=z["backbones"],
+            ends=z["ends"],
+            frame_dt=float(z["frame_dt"]),
+        )
 
 
 def extreme_configurations(arm: PneumaticArm) -> np.ndarray:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from softrod._jobs import sigterm_as_interrupt
+from softrod._version import __version__
 from softrod.description import find_robot, load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
 from softrod.sweep._store import ResultStore
@@ -116,7 +117,12 @@ def sweep_record(spec: SweepSpec, job: SweepJob) -> dict[str, Any]:
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[
         :16
     ]
-    return {"name": spec.name, "identity": digest, "spec": spec.model_dump(mode="json")}
+    return {
+        "name": spec.name,
+        "identity": digest,
+        "spec": spec.model_dump(mode="json"),
+        "softrod": __version__,
+    }
 
 
 def _check_params(points: list[PointSpec]) -> None:
@@ -301,6 +307,7 @@ def run_sweep(
     progress: bool = True,
     flush_interval: float = FLUSH_INTERVAL,
     spec_dir: str | Path | None = None,
+    overwrite: bool = False,
 ) -> SweepSummary:
     """Run every point of a sweep that the output does not have yet.
 
@@ -313,6 +320,8 @@ def run_sweep(
     retry_errors : on resume, run failed points again (their old rows are replaced).
     progress : show a rich progress bar. flush_interval : [s] between appends.
     spec_dir : folder that relative paths in the spec refer to (default the file's folder).
+    overwrite : replace an existing output (deleted once the spec and task are checked); not
+        with `resume`.
 
     Returns
     -------
@@ -339,17 +348,30 @@ def run_sweep(
     record = sweep_record(sweep, job)
     store = ResultStore(output, record)
 
-    # Existing output: resume or refuse (never overwrite what a user computed).
+    if resume and overwrite:
+        raise ValueError("--resume and --overwrite exclude each other")
+    # Existing output: resume, replace when asked, or refuse (never clobber a user's results).
+    if output.exists() and overwrite and not output.is_dir():
+        output.unlink()
     if output.exists():
         if not resume:
             raise ValueError(
-                f"--output {output} exists; pass --resume to continue it, or choose another file"
+                f"--output {output} exists; pass --resume to continue it, or --overwrite to "
+                "replace it"
             )
         old = store.load_existing()
         if old is not None and old.get("identity") != record["identity"]:
             raise ValueError(
                 f"--resume: {output} was written by a different sweep ({old.get('name')!r}: "
                 "robot, task, task_options or inputs differ); use another --output"
+            )
+        # Rows of two versions of the code would mix silently (files written before versions
+        # were recorded carry none and are continued).
+        written_by = None if old is None else old.get("softrod")
+        if written_by is not None and written_by != __version__:
+            raise ValueError(
+                f"--resume: {output} was written by softrod {written_by}, this is "
+                f"{__version__}; its rows may differ from new ones: use another --output"
             )
         if retry_errors:
             store.drop_errors()

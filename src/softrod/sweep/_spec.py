@@ -341,10 +341,36 @@ def generate_points(spec: SweepSpec) -> list[PointSpec]:
     return out
 
 
-def count_points(spec_path: str | Path | Mapping[str, Any] | SweepSpec) -> int:
-    """Number of distinct points of a sweep file's design.
+def _distinct_codes(values: list[Any]) -> tuple[int, list[int]]:
+    """Number of distinct values (by the canonical JSON that point ids hash) and each value's
+    code."""
+    codes: dict[str, int] = {}
+    out = [codes.setdefault(json.dumps(_plain(v), sort_keys=True), len(codes)) for v in values]
+    return len(codes), out
 
-    Designs larger than `MAX_SWEEP_POINTS` are refused when the file is read (ValueError), so
-    this never builds more than that many points.
+
+def count_points(spec_path: str | Path | Mapping[str, Any] | SweepSpec) -> int:
+    """Number of distinct points of a sweep file's design, counted without building them
+    (a grid is the product of its axes' distinct values; a random design counts distinct rows
+    of its draws).
+
+    Designs larger than `MAX_SWEEP_POINTS` are refused when the file is read (ValueError).
     """
-    return len(generate_points(load_sweep(spec_path)))
+    spec = load_sweep(spec_path)
+    design = spec.design
+    if isinstance(design, GridDesign):
+        # Combinations of distinct axis values are distinct points: no need to build them.
+        return math.prod(
+            _distinct_codes(ax.values if isinstance(ax, Values) else ax.grid())[0]
+            for ax in design.parameters.values()
+        )
+    # The same streams as generate_points, kept as codes: distinct rows of small integers.
+    columns = []
+    for k, ax in enumerate(design.parameters.values()):
+        rng = np.random.default_rng(np.random.SeedSequence(spec.seed, spawn_key=(k,)))
+        if isinstance(ax, Values):
+            codes = np.asarray(_distinct_codes(ax.values)[1])
+            columns.append(codes[rng.integers(0, len(ax.values), design.n)])
+        else:
+            columns.append(np.unique(np.asarray(ax.draw(rng, design.n)), return_inverse=True)[1])
+    return int(len(np.unique(np.stack(columns, axis=1), axis=0)))
