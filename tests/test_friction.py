@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import softrod
-from softrod.description import DescriptionError
+from softrod.description import DescriptionError, find_robot
 from softrod.rods import compile_model, solve_sequence
 
 #: mu = 0 must reproduce the frictionless solver: same kernels, same Newton path, so the
@@ -28,7 +28,9 @@ CAPSTAN_RTOL = 1e-9
 LOOP_MIN_M = 1e-6
 
 
-def _robot(n_seg: int = 1, stiff_first: bool = False) -> softrod.RobotSpec:
+def _robot(
+    n_seg: int = 1, stiff_first: bool = False, model: str = "kirchhoff"
+) -> softrod.RobotSpec:
     """A small NiTi-like robot: n_seg segments of 0.06 m, 6 disks each, tendons at 4 mm."""
     segs = []
     for j in range(n_seg):
@@ -46,6 +48,7 @@ def _robot(n_seg: int = 1, stiff_first: bool = False) -> softrod.RobotSpec:
     return softrod.load_robot(
         {
             "name": "friction_test",
+            "model": model,
             "backbone": {
                 "youngs_modulus": 5e10,
                 "poisson_ratio": 0.3,
@@ -64,14 +67,15 @@ def _cycle(peak: float, n: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("n_seg", "tension_rows"),
+    ("n_seg", "kind", "tension_rows"),
     [
-        (1, [[0.5, 0.0, 0.0], [1.0, 0.2, 0.0], [0.3, 0.0, 0.4]]),
-        (2, [[0.5, 0.0, 0.0, 0.0, 0.3, 0.0], [0.0, 0.6, 0.0, 0.8, 0.0, 0.0]]),
+        (1, "kirchhoff", [[0.5, 0.0, 0.0], [1.0, 0.2, 0.0], [0.3, 0.0, 0.4]]),
+        (1, "cosserat", [[0.5, 0.0, 0.0], [1.0, 0.2, 0.0]]),
+        (2, "kirchhoff", [[0.5, 0.0, 0.0, 0.0, 0.3, 0.0], [0.0, 0.6, 0.0, 0.8, 0.0, 0.0]]),
     ],
 )
-def test_mu_zero_is_the_frictionless_solver_under_tension_control(n_seg, tension_rows):
-    model = compile_model(_robot(n_seg))
+def test_mu_zero_is_the_frictionless_solver_under_tension_control(n_seg, kind, tension_rows):
+    model = compile_model(_robot(n_seg, model=kind))
     T = np.array(tension_rows)
     seq = solve_sequence(model, tensions=T, mu=0.0, tip_force=[0.0, 0.01, 0.0], shapes=True)
     assert seq.success.all()
@@ -82,10 +86,16 @@ def test_mu_zero_is_the_frictionless_solver_under_tension_control(n_seg, tension
     assert np.all(seq.tip_tension == T)
 
 
-def test_mu_zero_is_the_frictionless_solver_under_length_control():
-    model = compile_model(_robot(2))
+@pytest.mark.parametrize("robot", ["inline", "ftdcr_v4"])
+def test_mu_zero_is_the_frictionless_solver_under_length_control(robot):
+    spec = _robot(2) if robot == "inline" else softrod.load_robot(find_robot(robot))
+    model = compile_model(spec)
     rest = model.tendon_rest_length
-    L = np.array([rest - [3e-4, 0, 0, 0, 2e-4, 0], rest - [0, 1e-4, 0, 4e-4, 0, 0]])
+    n_t = model.n_tendons
+    first, second = np.zeros(n_t), np.zeros(n_t)
+    first[[0, n_t - 2]] = [3e-4, 2e-4]
+    second[[1, n_t - 3]] = [1e-4, 4e-4]
+    L = np.array([rest - first, rest - second])
     seq = solve_sequence(model, lengths=L, mu=0.0)
     assert seq.success.all()
     for row in range(L.shape[0]):
