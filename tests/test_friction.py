@@ -247,6 +247,8 @@ def test_bad_inputs_get_clear_errors():
         solve_sequence(model, tensions=[1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="stick_band applies to tension control"):
         solve_sequence(model, lengths=[model.tendon_rest_length], stick_band=0.1)
+    with pytest.raises(ValueError, match=r"step 1: tensions\[2\] must be >= 0"):
+        solve_sequence(model, tensions=[[1.0, 0.0, 0.0], [1.0, 0.0, -0.5]])
     with pytest.raises(ValueError, match=r"mu\[1\]"):
         solve_sequence(model, tensions=[[1.0, 0.0, 0.0]], mu=[0.1, -1.0, 0.0])
     with pytest.raises(ValueError, match="tip_force"):

@@ -313,8 +313,12 @@ def solve_sequence(
     band = band_d if stick_band is None else _per_tendon("stick_band", stick_band, n_t)
     if length_mode and np.any(band > 0.0):
         raise ValueError("stick_band applies to tension control only; give tensions or band 0")
-    if not (friction_tol > 0.0 and math.isfinite(friction_tol)):
-        raise ValueError(f"friction_tol must be a positive number, got {friction_tol!r}")
+    for name, value in (("rtol", rtol), ("friction_tol", friction_tol)):
+        if not (isinstance(value, int | float) and value > 0 and math.isfinite(value)):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    for name, count in (("max_iter", max_iter), ("friction_max_iter", friction_max_iter)):
+        if not (isinstance(count, int) and count >= 1):
+            raise ValueError(f"{name} must be a positive integer, got {count!r}")
     loads = [
         _rows(name, value, n_rows, 3)
         for name, value in (
@@ -346,13 +350,21 @@ def solve_sequence(
     n_fix = np.zeros(n_rows, dtype=np.int64)
     positions = np.empty((n_rows, model.n_nodes, 3)) if shapes else None
     anchor_step = _anchor_steps(model, n_t)
+    # Every step's inputs are checked before the first solve.
+    inputs = []
     for row in range(n_rows):
-        inp = check_inputs(
-            model,
-            None if length_mode else cmd[row],
-            cmd[row] if length_mode else None,
-            *(arr[row] for arr in loads),
-        )
+        try:
+            inputs.append(
+                check_inputs(
+                    model,
+                    None if length_mode else cmd[row],
+                    cmd[row] if length_mode else None,
+                    *(arr[row] for arr in loads),
+                )
+            )
+        except ValueError as err:
+            raise ValueError(f"step {row}: {err}") from None
+    for row, inp in enumerate(inputs):
         state, result, fixes, converged = _step(
             model,
             inp,
@@ -369,7 +381,7 @@ def solve_sequence(
         success[row] = result.success and converged
         status[row] = result.status if result.status != 0 or converged else FRICTION_STATUS
         msg = result.message
-        if not converged:
+        if result.success and not converged:
             msg += f"; friction fixed point not converged in {fixes} solves"
         messages.append(msg)
         base_tension[row] = result.tendon_tension
