@@ -21,6 +21,7 @@ __all__ = [
     "BackboneOverride",
     "BaseSpec",
     "TendonSpec",
+    "TendonFrictionSpec",
     "ChamberSpec",
     "MagnetSpec",
     "PneumaticChamberSpec",
@@ -165,6 +166,29 @@ class BaseSpec(Spec):
         return self
 
 
+class TendonFrictionSpec(Spec):
+    """Capstan friction of a tendon at the holes it passes (docs/friction.md): the tension drops
+    by exp(-mu theta) over a wrap angle theta while the tendon is pulled in and rises by
+    exp(+mu theta) while it is let out; the static solver sees it in
+    `softrod.rods.solve_sequence`, which carries the tension profile from one step to the next.
+    """
+
+    mu: float = Field(default=0.0, description="Coulomb friction coefficient, tendon on hole [-].")
+    stick_band: float = Field(
+        default=0.0,
+        description="Reversal of the tension command [N] smaller than this keeps the tendon "
+        "stuck (its tension profile unchanged); 0 for none.",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> TendonFrictionSpec:
+        for name in ("mu", "stick_band"):
+            value = getattr(self, name)
+            if not value >= 0.0:
+                raise ValueError(f"{name} must be >= 0, got {value!r}")
+        return self
+
+
 class TendonSpec(Spec):
     """A straight tendon parallel to the backbone at body-frame r = offset (cos a, sin a, 0).
 
@@ -175,6 +199,10 @@ class TendonSpec(Spec):
     angle_deg: float = Field(description="Angular position a about body z [deg].")
     stiffness: float | None = Field(
         default=None, description="Axial stiffness [N/m]; needed for length (position) control."
+    )
+    friction: TendonFrictionSpec | None = Field(
+        default=None,
+        description="Friction at the holes; overrides the robot's `tendon_friction`.",
     )
 
     @model_validator(mode="after")
@@ -449,6 +477,10 @@ class RobotSpec(Spec):
     segments: list[SegmentSpec] = Field(min_length=1)
     calibration: CalibrationSpec | None = Field(
         default=None, description="Mapping onto a recording (`softrod hardware fit`); no mechanics."
+    )
+    tendon_friction: TendonFrictionSpec | None = Field(
+        default=None,
+        description="Friction of every tendon at its holes unless the tendon sets `friction`.",
     )
 
     @model_validator(mode="after")

@@ -8,6 +8,7 @@ method of `METHODS`; out comes a frozen `StaticResult` that carries its `inputs`
 from softrod.rods import so3
 from softrod.rods._batch import StaticBatchResult, solve_static_batch
 from softrod.rods._budget import DEFAULT_TIME_LIMIT, solve_time_limit
+from softrod.rods._friction import FrictionState, SequenceResult, solve_sequence, tendon_wrap
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model, compile_model, with_pose_and_lengths
@@ -26,12 +27,14 @@ __all__ = [
     "DEFAULT_MAX_ITER",
     "DEFAULT_RTOL",
     "DEFAULT_TIME_LIMIT",
+    "FrictionState",
     "METHODS",
     "ObserverGains",
     "ObserverState",
     "RobotProperties",
     "RodModel",
     "SegmentProperties",
+    "SequenceResult",
     "ShootingEval",
     "StaticBatchResult",
     "StaticLoads",
@@ -46,8 +49,10 @@ __all__ = [
     "shooting_eval",
     "so3",
     "solve_static",
+    "solve_sequence",
     "solve_static_batch",
     "solve_time_limit",
+    "tendon_wrap",
     "tip_jacobian",
     "with_pose_and_lengths",
 ]

@@ -80,6 +80,7 @@ def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, c
     q_step = np.empty((n_steps, 3))
     _loads_at(geo, node_point_mass, force, lam, N_end, q_step)
     node_moment = np.zeros((n_steps + 1, 3))
+    tau_scale = np.ones((n_steps, n_t))  # no tendon friction in the batch
     tau_lam = np.empty(n_t)
     L_lam = np.zeros(n_t)
     for j in range(n_t):
@@ -94,7 +95,7 @@ def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, c
         tau_lam,
         base,
         geo,
-        (N_end, q_step, node_moment),
+        (N_end, q_step, node_moment, tau_scale),
         bc,
         rtol,
         iters,
@@ -160,12 +161,22 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
     q_step = np.empty((n_steps, 3))
     _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
     node_moment = np.zeros((n_steps + 1, 3))
+    tau_scale = np.ones((n_steps, n_t))  # no tendon friction in the batch
     tau_eval = x[3:].copy() if length_mode else tau.copy()
     Y = np.empty((n_steps + 1, ny))
     X = np.empty((n_steps + 1, 6))
     z = np.empty(ny * (1 + n_dir))
     ok = _evaluate(
-        x[:3].copy(), tau_eval, n_dir, base, geo, (N_end, q_step, node_moment), False, Y, X, z
+        x[:3].copy(),
+        tau_eval,
+        n_dir,
+        base,
+        geo,
+        (N_end, q_step, node_moment, tau_scale),
+        False,
+        Y,
+        X,
+        z,
     )
     if not ok:
         jac_out[:, :] = np.nan

@@ -34,6 +34,9 @@ class StaticLoads:
     pressures : (n_c,) chamber gauge pressures [Pa] (None for a robot without chambers). The
         kernels see them as the tensions of the internal chamber tendons of
         `RodModel.with_chambers` (`_with_chambers` folds them in).
+    tension_profile : (n_steps, n_t) tension in each integration step over the tendon's base
+        tension [-] on the model's grid (tendon friction, `softrod.rods.solve_sequence`);
+        None is 1 everywhere (tension constant along every tendon, no friction).
     """
 
     tensions: np.ndarray | None
@@ -44,6 +47,7 @@ class StaticLoads:
     gravity: np.ndarray
     point_loads: tuple[tuple[float, np.ndarray, np.ndarray], ...] = ()
     pressures: np.ndarray | None = None
+    tension_profile: np.ndarray | None = None
 
     @property
     def has_external_load(self) -> bool:
@@ -245,7 +249,7 @@ class _Problem:
     tau_fixed: np.ndarray
     base: tuple[np.ndarray, np.ndarray]
     geo: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]
-    ld: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ld: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     bc: tuple[np.ndarray, np.ndarray, np.ndarray, float, float]
     loads: _Loads
 
@@ -274,10 +278,26 @@ def _problem(model: RodModel, inp: StaticLoads, lam: float = 1.0) -> _Problem:
         tau_fixed=np.ascontiguousarray(lam * tau, dtype=float),
         base=model.kernel_base,
         geo=model.kernel_geometry,
-        ld=(loads.N_end, loads.q_step, loads.node_moment),
+        ld=(loads.N_end, loads.q_step, loads.node_moment, _tension_scale(model, inp)),
         bc=(loads.tip_moment, L_cmd, model.tendon_k, model.moment_scale, model.tension_scale),
         loads=loads,
     )
+
+
+def _tension_scale(model: RodModel, inp: StaticLoads) -> np.ndarray:
+    """The kernels' tension scale (n_steps, n_t) [-]: `inp.tension_profile` on the robot's
+    tendons, 1 on internal (chamber) tendons and everywhere without a profile."""
+    out = np.ones((model.step_seg.shape[0], model.n_tendons))
+    prof = inp.tension_profile
+    if prof is not None:
+        n_real = model.n_tendons - model.n_internal_tendons
+        if prof.shape != (out.shape[0], n_real):
+            raise ValueError(
+                f"tension_profile must have shape {(out.shape[0], n_real)} (steps, tendons) "
+                f"on this model's grid, got {prof.shape}"
+            )
+        out[:, :n_real] = prof
+    return out
 
 
 def _distal_moments(model: RodModel, loads: _Loads, positions: np.ndarray | None) -> np.ndarray:
@@ -325,6 +345,7 @@ def _zero_inputs(model: RodModel, inp: StaticLoads) -> StaticLoads:
         gravity=z3,
         point_loads=tuple((s_p, z3, z3) for s_p, _, _ in inp.point_loads),
         pressures=None if inp.pressures is None else np.zeros_like(inp.pressures),
+        tension_profile=inp.tension_profile,
     )
 
 
@@ -350,6 +371,7 @@ def _blend(a: StaticLoads, b: StaticLoads, mu: float) -> StaticLoads | None:
             for pa, pb in zip(a.point_loads, b.point_loads, strict=True)
         ),
         pressures=mix(a.pressures, b.pressures),
+        tension_profile=b.tension_profile if mu > 0.0 else a.tension_profile,
     )
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from softrod.rods._inputs import StaticLoads, _distal_moments, _Loads
+from softrod.rods._inputs import StaticLoads, _distal_moments, _Loads, _tension_scale
 from softrod.rods._model import RodModel
 from softrod.rods._static_kernels import _section_loads
 
@@ -126,6 +126,14 @@ class StaticResult:
 # Result assembly
 
 
+def _node_tensions(model: RodModel, inputs: StaticLoads, tau: np.ndarray) -> np.ndarray:
+    """Tendon tension at every node (n_nodes, n_t) [N]: tau times the tension scale of the
+    step that leaves the node (the last node: of the step that ends there)."""
+    scale = _tension_scale(model, inputs)
+    scale = np.concatenate([scale, scale[-1:]])
+    return np.ascontiguousarray(np.asarray(tau, dtype=float)[None, :] * scale)
+
+
 def _assemble(
     model: RodModel,
     method: str,
@@ -168,7 +176,7 @@ def _assemble(
         node_seg,
         model.seg_par,
         model.tendon_pack,
-        np.ascontiguousarray(tau, dtype=float),
+        _node_tensions(model, inputs, tau),
         force,
         moment,
     )

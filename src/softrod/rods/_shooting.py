@@ -119,6 +119,7 @@ def _difference(target: StaticLoads, start: StaticLoads) -> StaticLoads:
             (a[0], a[1] - b[1], a[2] - b[2])
             for a, b in zip(target.point_loads, start.point_loads, strict=True)
         ),
+        tension_profile=target.tension_profile,
     )
 
 

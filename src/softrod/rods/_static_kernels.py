@@ -36,14 +36,15 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     geo = (node_s (n_nodes,) [m], step_seg (n_steps,), seg_par (n_seg, 10), tendon (n_t, 4),
     cosserat): the model (`RodModel.kernel_geometry`). tau : (n_t,) tensions [N].
     ld = (N_end (n_steps, 3) total distal force at each step's end [N], q_step (n_steps, 3)
-    line load in each step [N/m], node_moment (n_nodes, 3) point moments at nodes [N m]).
+    line load in each step [N/m], node_moment (n_nodes, 3) point moments at nodes [N m],
+    tau_scale (n_steps, n_t) tension in each step over tau [-]: tendon friction, ones without).
     store : when True, write the state y at every node into Y_out (n_nodes, ny) and the
     section strains x = (v, u) into X_out (n_nodes, 6).
     k0, k1 : integrate nodes k0..k1 only (default the whole grid; multiple shooting).
     tdir0 : index of the first tension direction among the n_dir sensitivities.
     """
     node_s, step_seg, seg_par, tendon, cosserat = geo
-    N_end, q_step, node_moment = ld
+    N_end, q_step, node_moment, tau_scale = ld
     n_t = tau.shape[0]
     ny = 15 + n_t
     nz = ny * (1 + n_dir)
@@ -74,7 +75,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         q0, q1, q2 = q_step[kk, 0], q_step[kk, 1], q_step[kk, 2]
         loaded = False
         for i in range(n_t):
-            if tendon[i, 3] >= seg and tau[i] != 0.0:
+            if tendon[i, 3] >= seg and tau[i] * tau_scale[kk, i] != 0.0:
                 loaded = True
         n_stage = 1 if last else 4
         for stage in range(n_stage):
@@ -136,7 +137,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     Jw[4, 4] = kb1
                     Jw[5, 5] = kb2
                     for i in range(n_t):
-                        ti = tau[i]
+                        ti = tau[i] * tau_scale[kk, i]  # friction: tau_i(s) = tau_i c_i(s)
                         if tendon[i, 3] < seg or ti == 0.0:
                             continue
                         rr0, rr1, rr2 = tendon[i, 0], tendon[i, 1], tendon[i, 2]
@@ -342,7 +343,9 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     j = d - tdir0
                     if tendon[j, 3] >= seg:
                         # minus dg/dtau_j: tendon j's force and moment on the section
-                        t0, t1, t2 = T[j, 0], T[j, 1], T[j, 2]
+                        # (d tau_j(s) / d tau_j = c_j(s) with friction)
+                        cj = tau_scale[kk, j]
+                        t0, t1, t2 = cj * T[j, 0], cj * T[j, 1], cj * T[j, 2]
                         rr0, rr1, rr2 = tendon[j, 0], tendon[j, 1], tendon[j, 2]
                         b[0] -= t0
                         b[1] -= t1
@@ -646,24 +649,25 @@ def _newton(
 def _section_loads(Y, X, N_node, node_seg, seg_par, tendon, tau, force_out, moment_out):
     """World-frame force and moment carried by the backbone material at each node.
 
-    Y (n, ny), X (n, 6) from `_integrate`; N_node (n, 3) total distal force [N].
+    Y (n, ny), X (n, 6) from `_integrate`; N_node (n, 3) total distal force [N];
+    tau (n, n_t) tendon tension at each node [N] (constant along a tendon without friction).
     force_out = N - sum_i tau_i R t_i over the tendons passing the node [N];
     moment_out = R K_bt (u - u*) [N m].
     """
-    n_t = tau.shape[0]
+    n_t = tau.shape[1]
     for k in range(Y.shape[0]):
         seg = node_seg[k]
         v0, v1, v2 = X[k, 0], X[k, 1], X[k, 2]
         u0, u1, u2 = X[k, 3], X[k, 4], X[k, 5]
         f0, f1, f2 = N_node[k, 0], N_node[k, 1], N_node[k, 2]
         for i in range(n_t):
-            if tendon[i, 3] < seg or tau[i] == 0.0:
+            if tendon[i, 3] < seg or tau[k, i] == 0.0:
                 continue
             rr0, rr1, rr2 = tendon[i, 0], tendon[i, 1], tendon[i, 2]
             w0 = v0 + u1 * rr2 - u2 * rr1
             w1 = v1 + u2 * rr0 - u0 * rr2
             w2 = v2 + u0 * rr1 - u1 * rr0
-            c = tau[i] / np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+            c = tau[k, i] / np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
             f0 -= c * (Y[k, 3] * w0 + Y[k, 4] * w1 + Y[k, 5] * w2)
             f1 -= c * (Y[k, 6] * w0 + Y[k, 7] * w1 + Y[k, 8] * w2)
             f2 -= c * (Y[k, 9] * w0 + Y[k, 10] * w1 + Y[k, 11] * w2)
