@@ -92,6 +92,8 @@ def test_default_refines_the_grid_to_the_default_tol():
     assert sol.success and sol.tip_error <= 1e-6 * L, sol.message
     assert sol.s.size > plain.s.size
     assert _true_error(model, sol, **loads) <= 2e-6 * L
+    # The stability check runs on the refined grid too.
+    assert sol.stable is True
 
 
 def test_error_estimate_false_skips_it(sms):
