@@ -142,10 +142,11 @@ def _assemble(
     inputs: StaticLoads,
     balanced_loads: StaticLoads | None,
     observer: ObserverState | None = None,
+    tip_error: float | None = None,
 ) -> StaticResult:
     """A result from the kernels' node arrays Y (n_nodes, 15 + n_t) and X (n_nodes, 6) at the
     tendon tensions tau (n_t,) [N] and kernel loads `loads`; `inputs` are the requested loads,
-    `balanced_loads` those the shape balances (see `WarmStart`)."""
+    `balanced_loads` those the shape balances (see `WarmStart`); `tip_error` [m] the estimate."""
     n_t = model.n_tendons
     n_nodes = model.n_nodes
     positions = Y[:, 0:3].copy()
@@ -199,4 +200,5 @@ def _assemble(
             balanced_loads=balanced_loads,
             observer=observer,
         ),
+        tip_error=tip_error,
     )

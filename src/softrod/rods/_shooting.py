@@ -429,16 +429,16 @@ def _solve_shooting(
         raise ValueError(f"tol must be a positive tip error [m], got {tol!r}")
     if not isinstance(error_estimate, bool):
         raise ValueError(f"error_estimate must be True or False, got {error_estimate!r}")
-    problem: list[_Problem] = []
-    result = _solve_once(model, inp, guess, rtol, max_iter, intervals, problem)
-    if not (error_estimate or tol is not None) or not result.success:
+    wanted = error_estimate or tol is not None
+    result = _solve_once(model, inp, guess, rtol, max_iter, intervals, wanted)
+    if not wanted or not result.success:
         return result
     bound = float(tol) if tol is not None else _DEFAULT_TIP_TOL * model.total_length
-    # The cheap estimate (one coarse integration); the step-doubling solves only where it is
-    # unavailable (multiple shooting) or above the bound.
-    estimate = _coarse_tip_error(model, inp, result, problem[0]) if problem else None
+    # The cheap estimate (one coarse integration, in `_solve_once`); the step-doubling solves
+    # only where it is unavailable (multiple shooting) or above the bound.
+    estimate = result.tip_error
     if estimate is not None and (estimate <= bound or not _REFINE):
-        return dataclasses.replace(result, tip_error=estimate)
+        return result
     return _refine(model, inp, result, rtol, max_iter, intervals, bound)
 
 
@@ -560,23 +560,20 @@ def _coarse_model(model: RodModel, pinned: tuple[int, ...]) -> tuple[RodModel, n
 
 
 def _coarse_tip_error(
-    model: RodModel, inp: StaticLoads, result: StaticResult, pb: _Problem
+    model: RodModel, inp: StaticLoads, x: np.ndarray, tip_solved: np.ndarray, pb: _Problem
 ) -> float | None:
-    """Estimated tip error [m] of a converged single-shooting result, at the cost of one
-    integration (Richardson): the same problem on a grid of twice the step (`_coarse_model`),
-    integrated from the converged unknowns and corrected by one Newton step to meet its
-    boundary conditions, lands ratio times further from the exact tip (RK4: 16 for a halved
-    step), so the solve's error is the tip difference over (ratio - 1). Robots whose every step
-    ends at a disk use the doubled grid instead (its solve, warm-started). None when the
-    coarse problem fails (the caller then solves on finer grids)."""
+    """Estimated tip error [m] of a converged single-shooting solve (unknowns x, the `_newton`
+    layout; its tip `tip_solved` (3,) [m]), at the cost of one integration (Richardson): the
+    same problem on a grid of twice the step (`_coarse_model`), integrated from the converged
+    unknowns and corrected by one Newton step to meet its boundary conditions, lands `ratio`
+    times further from the exact tip (RK4: 16 for a halved step), so the solve's error is the
+    tip difference over (ratio - 1). None where the coarse grid is hardly coarser (every step
+    ends at a disk) or its problem fails: the caller then solves on finer grids (`_refine`)."""
     ld = pb.ld
     pinned = tuple(int(np.argmin(np.abs(model.node_s - p[0]))) for p in inp.point_loads)
     coarse, idx, ratio = _coarse_model(model, pinned)
     if ratio < _MIN_COARSE_RATIO:
         return None
-    x = result.base_moment
-    if pb.length_mode:
-        x = np.concatenate([x, result.tendon_tension])
     ld_c = (
         np.ascontiguousarray(ld[0][idx[1:] - 1]),
         np.ascontiguousarray(ld[1][idx[:-1]]),
@@ -595,7 +592,7 @@ def _coarse_tip_error(
     )
     if not ok:
         return None
-    return float(np.linalg.norm(tip - result.tip_position)) / (ratio - 1.0)
+    return float(np.linalg.norm(tip - tip_solved)) / (ratio - 1.0)
 
 
 #: (model, inputs, kernel problem) of the last converged single-shooting solve: the stability
@@ -629,7 +626,7 @@ def _solve_once(
     rtol: float,
     max_iter: int,
     intervals: int | None = None,
-    problem_out: list[_Problem] | None = None,
+    estimate: bool = False,
 ) -> StaticResult:
     """Newton shooting; `intervals` forces multiple shooting over that many intervals (default:
     single shooting, multiple shooting when the external load is large).
@@ -638,8 +635,7 @@ def _solve_once(
     robot (or from `guess`'s state): when the change of inputs bends the robot by more than
     `_DIRECT_LOAD_ANGLE` (external loads and tendons), it is followed by continuation whose
     steps are accepted only while the tip stays on the branch (`_tip_step_ok`).
-    `problem_out`, when given, receives the kernel problem of a converged single-shooting
-    solve (the tip error estimate reuses its loads)."""
+    `estimate`: fill `tip_error` of a converged single-shooting solve (`_coarse_tip_error`)."""
     if intervals is not None and (not isinstance(intervals, int) or intervals < 1):
         raise ValueError(f"intervals must be a positive integer, got {intervals!r}")
     n_t = model.n_tendons
@@ -794,12 +790,13 @@ def _solve_once(
         # A slack tendon carries exactly no tension (Newton leaves ~1e-27 of round-off).
         assert reached.lengths is not None
         tau[Y[-1, 15 : 15 + n_t] <= reached.lengths] = 0.0
+    tip_error = None
     if status == 0:
         message = "converged"
-        if problem_out is not None:
-            problem_out[:] = last
         if last:
             _LAST_PROBLEM[:] = [(model, inp, last[0])]
+            if estimate:
+                tip_error = _coarse_tip_error(model, inp, x, Y[-1, 0:3], last[0])
     else:
         where = "of the load" if origin is zero else "of the way from the guess's loads"
         message = (
@@ -822,4 +819,5 @@ def _solve_once(
         inputs=inp,
         # The loads this shape is in equilibrium with (warm starts march from them).
         balanced_loads=reached,
+        tip_error=tip_error,
     )
