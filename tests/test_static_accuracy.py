@@ -114,3 +114,24 @@ def test_coarse_grid_halves_each_run_and_keeps_the_fixed_nodes(tdcr3, sms):
     assert 3 in idx and np.all(np.isin(np.flatnonzero(sms.node_point_mass), idx))
     assert 8.0 < ratio < 16.0
     np.testing.assert_array_equal(coarse.node_s, sms.node_s[idx])
+
+
+def test_refinement_keeps_the_chamber_tendons():
+    # A chamber runs as an internal tendon of a kernel model that its spec does not hold: the
+    # finer grids of the refinement must carry it too (they lost it: a ValueError on the guess).
+    robot = softrod.load_robot(
+        {
+            "name": "rod",
+            "model": "cosserat",
+            "backbone": {"youngs_modulus": 1e6, "poisson_ratio": 0.5, "radius": 0.005,
+                         "density": 1000.0},
+            "segments": [{"length": 0.1, "disks": 2, "disk_radius": 0.01,
+                          "chambers": [{"area": 1e-4, "offset": 0.004}]}],
+        }
+    )  # fmt: skip
+    loads = dict(pressures=[5e3], gravity=[-9.81, 0.0, 0.0])
+    coarse = softrod.solve_static(robot, **loads)
+    assert coarse.success and coarse.tip_error is not None, coarse.message
+    sol = softrod.solve_static(robot, tol=coarse.tip_error / 20.0, **loads)
+    assert sol.success and sol.tip_error <= coarse.tip_error / 20.0, sol.message
+    assert sol.s.size > coarse.s.size and sol.tendon_tension.shape == (0,)

@@ -490,7 +490,9 @@ def _finer_model(model: RodModel, steps: int, extra: tuple[float, ...]) -> RodMo
     known = _FINE_MODELS.setdefault(model, {})
     key = (steps, extra)
     if key not in known:
-        known[key] = as_model(model, steps, extra)
+        fine = as_model(model, steps, extra)
+        # A kernel model's chamber tendons are not in its spec: add them on the new grid too.
+        known[key] = fine.with_chambers if model.n_internal_tendons else fine
     return known[key]
 
 
@@ -603,8 +605,9 @@ _LAST_PROBLEM: list[tuple[RodModel, StaticLoads, _Problem]] = []
 def converged_problem(model: RodModel, inp: StaticLoads) -> _Problem | None:
     """The kernel problem of the last converged solve when it was of `model` under `inp` (the
     same objects), else None."""
-    if _LAST_PROBLEM and _LAST_PROBLEM[0][0] is model and _LAST_PROBLEM[0][1] is inp:
-        return _LAST_PROBLEM[0][2]
+    entry = next(iter(_LAST_PROBLEM), None)  # one read: another thread may replace it
+    if entry is not None and entry[0] is model and entry[1] is inp:
+        return entry[2]
     return None
 
 
