@@ -135,3 +135,16 @@ def test_refinement_keeps_the_chamber_tendons():
     sol = softrod.solve_static(robot, tol=coarse.tip_error / 20.0, **loads)
     assert sol.success and sol.tip_error <= coarse.tip_error / 20.0, sol.message
     assert sol.s.size > coarse.s.size and sol.tendon_tension.shape == (0,)
+
+
+def test_default_keeps_the_grid_and_says_when_the_estimate_exceeds_1e_6_l(sms):
+    # A single-shooting answer stays on the default grid (the batched solver's answer) and the
+    # message says that its estimate misses 1e-6 L; tol= refines it.
+    loads = dict(tensions=[20.0, 0.0, 0.0, 0.0])
+    sol = softrod.solve_static(sms, **loads)
+    L = sms.total_length
+    assert sol.success and sol.tip_error > 1e-6 * L and sol.s.size == sms.n_nodes
+    assert "exceeds 1e-06 of the length" in sol.message and "tol=" in sol.message
+    fine = softrod.solve_static(sms, tol=1e-6 * L, **loads)
+    assert fine.success and fine.tip_error <= 1e-6 * L and fine.s.size > sms.n_nodes
+    assert _true_error(sms, fine, **loads) <= 2e-6 * L

@@ -69,9 +69,11 @@ _DIRECT_STEP_BOUND = 4.0
 _DEFAULT_TIP_TOL = 1e-6
 #: Grid doublings the error estimate tries before it reports that `tol` was not met.
 _MAX_DOUBLINGS = 6
-#: Whether a default solve refines its grid when the estimate exceeds `tol` (docs/stability.md,
-#: "Accuracy": the cost of doing so by default).
-_REFINE = True
+#: Whether a default single-shooting solve (no `tol=`) refines its grid when the estimate
+#: exceeds `_DEFAULT_TIP_TOL`: no, it says so in the message, so that the default answer stays
+#: the batched solver's (`solve_static_batch` matches a loop of `solve_static` to 1e-9 m and
+#: does not refine); multiple-shooting results, which the batch does not solve, are refined.
+_REFINE = False
 #: Smallest ratio of the coarse grid's RK4 error to the solve grid's (sum of h^5) for which
 #: the coarse grid is used; below it (every step ends at a disk) the doubled grid is.
 _MIN_COARSE_RATIO = 4.0
@@ -437,8 +439,15 @@ def _solve_shooting(
     # The cheap estimate (one coarse integration, in `_solve_once`); the step-doubling solves
     # only where it is unavailable (multiple shooting) or above the bound.
     estimate = result.tip_error
-    if estimate is not None and (estimate <= bound or not _REFINE):
+    if estimate is not None and estimate <= bound:
         return result
+    if estimate is not None and tol is None and not _REFINE:
+        # Keep the default grid's answer (the batched solver gives the same) and say so.
+        note = (
+            f"; estimated tip error {estimate:.2e} m exceeds {_DEFAULT_TIP_TOL:g} of the length "
+            "(pass tol= to refine the grid)"
+        )
+        return dataclasses.replace(result, message=result.message + note)
     return _refine(model, inp, result, rtol, max_iter, intervals, bound)
 
 
