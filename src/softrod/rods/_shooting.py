@@ -426,7 +426,8 @@ def _solve_shooting(
     """Newton shooting (`_solve_once`) with a tip error estimate (`error_estimate`, on by
     default; a `tol` [m] turns it on): `_coarse_tip_error` after convergence, and where it
     exceeds `tol` (default `_DEFAULT_TIP_TOL` of the length) solves on grids of half the step,
-    from the converged state, until the estimated tip error meets it (`_refine`)."""
+    from the converged state, until the estimated tip error meets it (`_refine`); without
+    `tol`, a single-shooting answer is only flagged in its message (`_REFINE`)."""
     if tol is not None and not (isinstance(tol, int | float) and tol > 0 and np.isfinite(tol)):
         raise ValueError(f"tol must be a positive tip error [m], got {tol!r}")
     if not isinstance(error_estimate, bool):

@@ -85,8 +85,9 @@ def solve_static(
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
         `error_estimate` (default True) fills `tip_error` [m] (one integration on a grid of
-        twice the step, Richardson) and refines the grid until it meets `tol` [m] (default
-        1e-6 of the length); `error_estimate=False` skips both (`tip_error` None).
+        twice the step, Richardson); `tol` [m] refines the grid until the estimate meets it
+        (without it, the message says when the estimate exceeds 1e-6 of the length; heavy
+        multiple-shooting solves are refined to that); `error_estimate=False` skips both.
 
     Returns
     -------
