@@ -21,6 +21,7 @@ from softrod.rods import as_model
 from softrod.rods._stability import (
     STATUS_UNSTABLE,
     _condensed_matrix,
+    _second_variation_inertia,
     is_stable,
     stability_maps,
     stable_equilibrium,
@@ -244,6 +245,103 @@ def test_unstable_without_a_stable_branch_is_a_failure(column):
     assert not out.success and out.stable is False and out.status == STATUS_UNSTABLE
     assert "unstable" in out.message and "no stable equilibrium" in out.message
     np.testing.assert_array_equal(out.tip_position, straight.tip_position)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cheap default test (checkpoint intervals) and dead moments
+
+
+def _step_inertia(model, res) -> int:
+    return int(_second_variation_inertia(stability_maps(model, res)))
+
+
+@pytest.mark.parametrize("ratio", [1 - CRITICAL_MARGIN, 1 + CRITICAL_MARGIN, 10.0, 40.0])
+def test_checkpoint_intervals_count_like_every_step(column, ratio):
+    """The default test condenses onto checkpoints a third of a conjugate-point distance apart
+    (`_checkpoints`): fewer transfer maps, the same negative count as on every step, on the
+    straight column from below Euler's load to far beyond its second and third modes."""
+    model, _, _, P_cr = column
+    res = softrod.solve_static(model, tip_force=[0, 0, -ratio * P_cr], check_stability=False)
+    grouped = stability_maps(model, res, grouped=True)
+    assert grouped.shape[0] < model.n_nodes - 1 or ratio > 1.5
+    assert _second_variation_inertia(grouped) == _step_inertia(model, res)
+    assert (_step_inertia(model, res) > 0) == (ratio > 1.0)
+
+
+def test_checkpoint_intervals_count_like_every_step_on_a_bent_tdcr(tdcr3):
+    tdcr3 = as_model(softrod.load_robot(tdcr3), None, ())
+    rng = np.random.default_rng(2)
+    for _ in range(4):
+        tensions = rng.uniform(0.0, 2.0, tdcr3.n_tendons) * (rng.random(tdcr3.n_tendons) < 0.5)
+        res = softrod.solve_static(
+            tdcr3, tensions, tip_force=rng.normal(size=3), gravity=[0, 0, -9.81],
+            check_stability=False,
+        )  # fmt: skip
+        grouped = stability_maps(tdcr3, res, grouped=True)
+        assert _second_variation_inertia(grouped) == _step_inertia(tdcr3, res)
+
+
+def _seed003_stand_in(follower: bool) -> tuple[dict, list]:
+    """The seed-003 arm of tests/test_pneumatic.py's Kirchhoff comparison at q = (40, -90, 60)
+    kPa: segments at their actuated lengths, the actuator as world-fixed point moment pairs
+    EI kappa* (follower=False) or as the precurvature kappa* those moments stand in for."""
+    from softrod.pneumatic import NoLoadModel, compile_pneumatic
+
+    arm = compile_pneumatic(softrod.load_robot(EXAMPLES_DIR / "pneumatic_arm3.yaml"))
+    kappa, length = NoLoadModel(arm).curvature_length(np.array([4e4, -9e4, 6e4]))
+    d = arm.spec.to_dict()
+    d["base"] = {"quaternion": [math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0]}
+    starts = np.concatenate([[0.0], np.cumsum(length)])
+    loads = []
+    for j, seg in enumerate(d["segments"]):
+        seg.pop("actuator")
+        seg["length"] = float(length[j])
+        backbone = seg.setdefault("backbone", {})
+        backbone["density"] = (
+            arm.spec.segment_backbone(j).density * arm.rest_length[j] / float(length[j])
+        )
+        if follower:
+            # World z is body -x here (the base turns body z onto world x).
+            backbone["precurvature"] = [-float(kappa[j]), 0.0, 0.0]
+            continue
+        moment = arm.bending_stiffness[j] * kappa[j]
+        loads.append((starts[j + 1], [0.0, 0.0, 0.0], [0.0, 0.0, moment]))
+        if j > 0:
+            loads.append((starts[j], [0.0, 0.0, 0.0], [0.0, 0.0, -moment]))
+    return d, loads
+
+
+def test_dead_moments_without_divergence_are_not_called_unstable():
+    """Item 3 of the brief: world-fixed stand-in moments make the symmetric part of the second
+    variation indefinite, yet the whole tangent stiffness has no eigenvalue with a real part
+    <= 0 (no static instability): the verdict is open (None), the answer stands. The physical
+    arm (follower moments, i.e. precurvature) has the same shape and is stable."""
+    g = [0.0, -9.81, 0.0]
+    d, loads = _seed003_stand_in(follower=False)
+    sol = softrod.solve_static(d, tensions=[], gravity=g, point_loads=loads)
+    assert sol.success and sol.stable is None, sol.message
+    assert "stability not decided" in sol.message
+    model = as_model(softrod.load_robot(d), None, tuple(p[0] for p in loads))
+    plain = softrod.solve_static(model, tensions=[], gravity=g, point_loads=loads,
+                                 check_stability=False)  # fmt: skip
+    assert is_stable(model, plain) is None
+    assert _step_inertia(model, plain) > 0  # the symmetric part alone says unstable
+    follower, _ = _seed003_stand_in(follower=True)
+    phys = softrod.solve_static(follower, tensions=[], gravity=g)
+    assert phys.success and phys.stable is True
+    np.testing.assert_allclose(phys.positions, sol.positions, atol=1e-9)
+
+
+def test_dead_moment_divergence_is_still_unstable(column):
+    # A small axial tip moment beside a compressive load beyond Euler's: a real divergence, so
+    # the straight rod stays "unstable" and is never the default answer with success.
+    model, EI, L, P_cr = column
+    loads = dict(tip_force=[0, 0, -1.5 * P_cr], tip_moment=[0.0, 0.0, 1e-3 * EI / L])
+    plain = softrod.solve_static(model, check_stability=False, **loads)
+    assert np.allclose(plain.tip_position, [0, 0, L])
+    assert is_stable(model, plain) is False
+    res = softrod.solve_static(model, **loads)
+    assert not (res.success and np.allclose(res.tip_position, [0, 0, L])), res.message
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,8 +52,9 @@ class StaticResult:
     load reached (1 on success). residual : final scaled boundary residual (dimensionless).
     inputs : the checked loads that were asked for (what `tip_jacobian` differentiates with
     respect to). warm : the state `guess=` reuses (None for "pcc", which has none).
-    tip_error : estimated discretisation error of the tip position [m] (step doubling), None
-        when not estimated (`solve_static(..., error_estimate=True)` or `tol=` estimates it).
+    tip_error : estimated discretisation error of the tip position [m] (Richardson against a
+        grid of twice the step; step doubling where that is unavailable), on every converged
+        shooting result; None for other methods, failed solves and `error_estimate=False`.
     stable : True when the equilibrium is a strict local minimum of the potential energy,
     False when it is not, None when not checked (`check_stability=False`, length control, the
     observer and pcc methods; docs/stability.md).
@@ -150,10 +151,11 @@ def _assemble(
     inputs: StaticLoads,
     balanced_loads: StaticLoads | None,
     observer: ObserverState | None = None,
+    tip_error: float | None = None,
 ) -> StaticResult:
     """A result from the kernels' node arrays Y (n_nodes, 15 + n_t) and X (n_nodes, 6) at the
     tendon tensions tau (n_t,) [N] and kernel loads `loads`; `inputs` are the requested loads,
-    `balanced_loads` those the shape balances (see `WarmStart`)."""
+    `balanced_loads` those the shape balances (see `WarmStart`); `tip_error` [m] the estimate."""
     n_t = model.n_tendons
     n_nodes = model.n_nodes
     positions = Y[:, 0:3].copy()
@@ -207,4 +209,5 @@ def _assemble(
             balanced_loads=balanced_loads,
             observer=observer,
         ),
+        tip_error=tip_error,
     )

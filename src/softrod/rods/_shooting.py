@@ -18,6 +18,7 @@ from softrod.rods._inputs import (
     _distal_moments,
     _load_number,
     _loads_at,
+    _Problem,
     _problem,
     _zero_inputs,
 )
@@ -25,7 +26,7 @@ from softrod.rods._model import RodModel, as_model
 from softrod.rods._multishoot import multiple_shooting
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
-from softrod.rods._static_kernels import _newton
+from softrod.rods._static_kernels import _newton, _residual
 
 __all__: list[str] = []
 
@@ -68,6 +69,14 @@ _DIRECT_STEP_BOUND = 4.0
 _DEFAULT_TIP_TOL = 1e-6
 #: Grid doublings the error estimate tries before it reports that `tol` was not met.
 _MAX_DOUBLINGS = 6
+#: Whether a default single-shooting solve (no `tol=`) refines its grid when the estimate
+#: exceeds `_DEFAULT_TIP_TOL`: no, it says so in the message, so that the default answer stays
+#: the batched solver's (`solve_static_batch` matches a loop of `solve_static` to 1e-9 m and
+#: does not refine); multiple-shooting results, which the batch does not solve, are refined.
+_REFINE = False
+#: Smallest ratio of the coarse grid's RK4 error to the solve grid's (sum of h^5) for which
+#: the coarse grid is used; below it (every step ends at a disk) the doubled grid is.
+_MIN_COARSE_RATIO = 4.0
 
 
 _STATUS_MESSAGES = {
@@ -412,18 +421,35 @@ def _solve_shooting(
     rtol: float,
     max_iter: int,
     intervals: int | None = None,
-    error_estimate: bool = False,
+    error_estimate: bool = True,
     tol: float | None = None,
 ) -> StaticResult:
-    """Newton shooting (`_solve_once`), with an optional tip error estimate: `error_estimate`
-    (or a `tol` [m]) solves again on grids of half the step, from the converged state, until
-    the estimated tip error meets `tol` (default `_DEFAULT_TIP_TOL` of the length)."""
+    """Newton shooting (`_solve_once`) with a tip error estimate (`error_estimate`, on by
+    default; a `tol` [m] turns it on): `_coarse_tip_error` after convergence, and where it
+    exceeds `tol` (default `_DEFAULT_TIP_TOL` of the length) solves on grids of half the step,
+    from the converged state, until the estimated tip error meets it (`_refine`); without
+    `tol`, a single-shooting answer is only flagged in its message (`_REFINE`)."""
     if tol is not None and not (isinstance(tol, int | float) and tol > 0 and np.isfinite(tol)):
         raise ValueError(f"tol must be a positive tip error [m], got {tol!r}")
-    result = _solve_once(model, inp, guess, rtol, max_iter, intervals)
-    if not (error_estimate or tol is not None) or not result.success:
+    if not isinstance(error_estimate, bool):
+        raise ValueError(f"error_estimate must be True or False, got {error_estimate!r}")
+    wanted = error_estimate or tol is not None
+    result = _solve_once(model, inp, guess, rtol, max_iter, intervals, wanted)
+    if not wanted or not result.success:
         return result
     bound = float(tol) if tol is not None else _DEFAULT_TIP_TOL * model.total_length
+    # The cheap estimate (one coarse integration, in `_solve_once`); the step-doubling solves
+    # only where it is unavailable (multiple shooting) or above the bound.
+    estimate = result.tip_error
+    if estimate is not None and estimate <= bound:
+        return result
+    if estimate is not None and tol is None and not _REFINE:
+        # Keep the default grid's answer (the batched solver gives the same) and say so.
+        note = (
+            f"; estimated tip error {estimate:.2e} m exceeds {_DEFAULT_TIP_TOL:g} of the length "
+            "(pass tol= to refine the grid)"
+        )
+        return dataclasses.replace(result, message=result.message + note)
     return _refine(model, inp, result, rtol, max_iter, intervals, bound)
 
 
@@ -475,8 +501,136 @@ def _finer_model(model: RodModel, steps: int, extra: tuple[float, ...]) -> RodMo
     known = _FINE_MODELS.setdefault(model, {})
     key = (steps, extra)
     if key not in known:
-        known[key] = as_model(model, steps, extra)
+        fine = as_model(model, steps, extra)
+        # A kernel model's chamber tendons are not in its spec: add them on the new grid too.
+        known[key] = fine.with_chambers if model.n_internal_tendons else fine
     return known[key]
+
+
+@njit(cache=True)
+def _corrected_tip(x, length_mode, tau_fixed, base, geo, ld, bc, tip_out):
+    """Tip (3,) [m] of the shooting problem (geo, ld) after one Newton step from the unknowns
+    x (the `_residual` layout): the IVP from x, corrected to first order so that the boundary
+    conditions hold. Returns False on a failed integration or a singular Jacobian."""
+    n = x.shape[0]
+    ny = 15 + tau_fixed.shape[0]
+    z = np.empty(ny * (1 + n))
+    r = np.empty(n)
+    J = np.empty((n, n))
+    Y = np.empty((1, ny))
+    X = np.empty((1, 6))
+    if not _residual(x, length_mode, tau_fixed, base, geo, ld, bc, False, Y, X, z, r, J):
+        return False
+    cond = np.linalg.cond(J)
+    if not cond < 1e14:
+        return False
+    dx = np.linalg.solve(J, -r)
+    for a in range(3):
+        tip_out[a] = z[a]
+        for d in range(n):
+            tip_out[a] += z[ny * (1 + d) + a] * dx[d]
+    return np.isfinite(tip_out[0]) and np.isfinite(tip_out[1]) and np.isfinite(tip_out[2])
+
+
+#: Coarse grids of each model (by coarse model key: the nodes point loads sit on), with the
+#: fine node index of every coarse node and the error ratio (dropped with the model).
+_COARSE_MODELS: weakref.WeakKeyDictionary[
+    RodModel, dict[tuple[int, ...], tuple[RodModel, np.ndarray, float]]
+] = weakref.WeakKeyDictionary()
+
+
+def _coarse_model(model: RodModel, pinned: tuple[int, ...]) -> tuple[RodModel, np.ndarray, float]:
+    """The model on its own grid with every other node dropped: (coarse model, (m,) fine index
+    of each coarse node, ratio of the RK4 error sums sum h^5 coarse / fine). Kept are the ends,
+    segment ends, nodes with a mass (disks) and the `pinned` nodes (point loads); a run of an
+    odd number of steps between them keeps its last step as it is."""
+    known = _COARSE_MODELS.setdefault(model, {})
+    if pinned in known:
+        return known[pinned]
+    n = model.n_nodes
+    seg = model.step_seg
+    fixed = np.zeros(n, dtype=bool)
+    fixed[[0, n - 1]] = True
+    fixed[1:-1] |= seg[1:] != seg[:-1]
+    fixed |= model.node_point_mass != 0.0
+    fixed[list(pinned)] = True
+    keep, run = [0], 0
+    for k in range(1, n):
+        run += 1
+        if fixed[k] or run == 2:
+            keep.append(k)
+            run = 0
+    idx = np.array(keep)
+    coarse = dataclasses.replace(
+        model,
+        node_s=model.node_s[idx].copy(),
+        node_point_mass=model.node_point_mass[idx].copy(),
+        step_seg=seg[idx[:-1]].copy(),
+    )
+    ratio = float(np.sum(np.diff(coarse.node_s) ** 5) / np.sum(np.diff(model.node_s) ** 5))
+    known[pinned] = (coarse, idx, ratio)
+    return known[pinned]
+
+
+def _coarse_tip_error(
+    model: RodModel, inp: StaticLoads, x: np.ndarray, tip_solved: np.ndarray, pb: _Problem
+) -> float | None:
+    """Estimated tip error [m] of a converged single-shooting solve (unknowns x, the `_newton`
+    layout; its tip `tip_solved` (3,) [m]), at the cost of one integration (Richardson): the
+    same problem on a grid of twice the step (`_coarse_model`), integrated from the converged
+    unknowns and corrected by one Newton step to meet its boundary conditions, lands `ratio`
+    times further from the exact tip (RK4: 16 for a halved step), so the solve's error is the
+    tip difference over (ratio - 1). None where the coarse grid is hardly coarser (every step
+    ends at a disk) or its problem fails: the caller then solves on finer grids (`_refine`)."""
+    ld = pb.ld
+    pinned = tuple(int(np.argmin(np.abs(model.node_s - p[0]))) for p in inp.point_loads)
+    coarse, idx, ratio = _coarse_model(model, pinned)
+    if ratio < _MIN_COARSE_RATIO:
+        return None
+    ld_c = (
+        np.ascontiguousarray(ld[0][idx[1:] - 1]),
+        np.ascontiguousarray(ld[1][idx[:-1]]),
+        np.ascontiguousarray(ld[2][idx]),
+    )
+    tip = np.empty(3)
+    ok = _corrected_tip(
+        np.ascontiguousarray(x, dtype=float),
+        pb.length_mode,
+        pb.tau_fixed,
+        pb.base,
+        coarse.kernel_geometry,
+        ld_c,
+        pb.bc,
+        tip,
+    )
+    if not ok:
+        return None
+    return float(np.linalg.norm(tip - tip_solved)) / (ratio - 1.0)
+
+
+#: (model, inputs, kernel problem) of the last converged single-shooting solve: the stability
+#: check of that result reuses its load arrays (`converged_problem`).
+_LAST_PROBLEM: list[tuple[RodModel, StaticLoads, _Problem]] = []
+
+
+def converged_problem(model: RodModel, inp: StaticLoads) -> _Problem | None:
+    """The kernel problem of the last converged solve when it was of `model` under `inp` (the
+    same objects), else None."""
+    entry = next(iter(_LAST_PROBLEM), None)  # one read: another thread may replace it
+    if entry is not None and entry[0] is model and entry[1] is inp:
+        return entry[2]
+    return None
+
+
+def grid_model(model: RodModel, result: StaticResult) -> RodModel | None:
+    """The model `result` was solved on: `model`, or the finer grid of it that the error
+    estimate refined to; None when neither has the result's nodes."""
+    if result.s.shape[0] == model.n_nodes:
+        return model
+    for fine in _FINE_MODELS.get(model, {}).values():
+        if fine.n_nodes == result.s.shape[0] and np.allclose(fine.node_s, result.s):
+            return fine
+    return None
 
 
 def _solve_once(
@@ -486,6 +640,7 @@ def _solve_once(
     rtol: float,
     max_iter: int,
     intervals: int | None = None,
+    estimate: bool = False,
 ) -> StaticResult:
     """Newton shooting; `intervals` forces multiple shooting over that many intervals (default:
     single shooting, multiple shooting when the external load is large).
@@ -493,7 +648,8 @@ def _solve_once(
     The answer is the equilibrium reached by moving the inputs gradually from the unloaded
     robot (or from `guess`'s state): when the change of inputs bends the robot by more than
     `_DIRECT_LOAD_ANGLE` (external loads and tendons), it is followed by continuation whose
-    steps are accepted only while the tip stays on the branch (`_tip_step_ok`)."""
+    steps are accepted only while the tip stays on the branch (`_tip_step_ok`).
+    `estimate`: fill `tip_error` of a converged single-shooting solve (`_coarse_tip_error`)."""
     if intervals is not None and (not isinstance(intervals, int) or intervals < 1):
         raise ValueError(f"intervals must be a positive integer, got {intervals!r}")
     n_t = model.n_tendons
@@ -503,8 +659,11 @@ def _solve_once(
     X = np.empty((model.n_nodes, 6))
     counters = np.zeros(3)
 
+    last: list[_Problem] = []
+
     def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float) -> int:
         pb = _problem(model, target, 1.0)
+        last[:] = [pb]
         return int(
             _newton(
                 x,
@@ -645,8 +804,13 @@ def _solve_once(
         # A slack tendon carries exactly no tension (Newton leaves ~1e-27 of round-off).
         assert reached.lengths is not None
         tau[Y[-1, 15 : 15 + n_t] <= reached.lengths] = 0.0
+    tip_error = None
     if status == 0:
         message = "converged"
+        if last:
+            _LAST_PROBLEM[:] = [(model, inp, last[0])]
+            if estimate:
+                tip_error = _coarse_tip_error(model, inp, x, Y[-1, 0:3], last[0])
     else:
         where = "of the load" if origin is zero else "of the way from the guess's loads"
         message = (
@@ -669,4 +833,5 @@ def _solve_once(
         inputs=inp,
         # The loads this shape is in equilibrium with (warm starts march from them).
         balanced_loads=reached,
+        tip_error=tip_error,
     )

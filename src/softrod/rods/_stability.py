@@ -36,6 +36,7 @@ from numba import njit
 from softrod.rods._inputs import StaticLoads, _blend, _problem, _zero_inputs
 from softrod.rods._model import RodModel
 from softrod.rods._result import StaticResult
+from softrod.rods._shooting import converged_problem, grid_model
 from softrod.rods._static_kernels import _evaluate_interval
 
 __all__: list[str] = []
@@ -54,6 +55,15 @@ _MIN_RAMP_STEP = 1e-3
 #: A warm-started step whose tip moves more than this fraction of the length is taken for a
 #: branch jump and retried with a smaller step.
 _MAX_TIP_JUMP = 0.2
+#: Said when dead moments leave the verdict open (`stable_equilibrium`).
+_UNDECIDED = (
+    "; stability not decided: the world-fixed moments are not conservative, the symmetric "
+    "part of the energy's second variation is indefinite but the whole tangent stiffness has "
+    "no static (divergence) instability; a static test cannot exclude flutter"
+)
+#: Largest phase omega * length [rad] of the Jacobi equation over one interval of the default
+#: test (`_checkpoints`): 1.0 is a third of the pi at which a conjugate point can first appear.
+_GROUP_ANGLE = 1.0
 
 
 @njit(cache=True)
@@ -112,6 +122,61 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
     Y : (n_nodes, 15 + n_t) the equilibrium's node states (`_integrate` layout); tau : (n_t,)
     [N]; geo, ld : the kernels' model and load tuples. Returns False on a failed integration.
     """
+    nodes = np.arange(Y.shape[0])
+    return _interval_maps(Y, tau, geo, ld, nodes, maps_out)
+
+
+@njit(cache=True)
+def _checkpoints(Y, tau, geo, ld, nodes_out):
+    """Nodes (the first m entries of nodes_out (n_nodes,)) at which the condensed test breaks
+    the rod; returns m. Consecutive checkpoints are at most `_GROUP_ANGLE` / omega apart, with
+    omega [1/m] the largest local wavenumber of the Jacobi equation over the interval:
+    sqrt((|N| + sum |tau|) / EI) + |M| / EI (EI the smallest bending or torsion stiffness;
+    a clamped-free column buckles at omega L = pi / 2, a shaft under an axial moment at
+    |M| L / EI ~ pi). An interval that short holds no conjugate point, the condition of
+    Morse's theorem, and the test then reads as few transfer maps as that allows."""
+    node_s, step_seg, seg_par, _, _ = geo
+    N_end, q_step, _ = ld
+    n_nodes = Y.shape[0]
+    stiff = np.inf
+    for j in range(seg_par.shape[0]):
+        for a in range(3):
+            stiff = min(stiff, seg_par[j, a])
+    pull = 0.0
+    for i in range(tau.shape[0]):
+        pull += abs(tau[i])
+    m = 0
+    nodes_out[m] = 0
+    m += 1
+    start = 0
+    omega = 0.0
+    for k in range(n_nodes - 1):
+        # The wavenumber over step k: its distal force at both ends and the moment at both nodes.
+        h = node_s[k + 1] - node_s[k]
+        n_a = 0.0
+        n_b = 0.0
+        mom = 0.0
+        for a in range(3):
+            n_b += N_end[k, a] * N_end[k, a]
+            f = N_end[k, a] + q_step[k, a] * h
+            n_a += f * f
+        for a in range(3):
+            mom = max(mom, abs(Y[k, 12 + a]), abs(Y[k + 1, 12 + a]))
+        w = np.sqrt((np.sqrt(max(n_a, n_b)) + pull) / stiff) + np.sqrt(3.0) * mom / stiff
+        omega = max(omega, w)
+        if k + 1 == n_nodes - 1 or (node_s[k + 2] - node_s[start]) * omega > _GROUP_ANGLE:
+            nodes_out[m] = k + 1
+            m += 1
+            start = k + 1
+            omega = 0.0
+    return m
+
+
+@njit(cache=True)
+def _interval_maps(Y, tau, geo, ld, nodes, maps_out):
+    """Transfer maps of (eta, p) from node nodes[j] to nodes[j + 1], maps_out (m - 1, 6, 6)
+    for the m = nodes.shape[0] checkpoints (`_transfer_maps` with every node a checkpoint).
+    Returns False on a failed integration."""
     n_nodes = Y.shape[0]
     n_t = tau.shape[0]
     ny = 15 + n_t
@@ -124,7 +189,8 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
     l0 = np.empty(n_t)
     raw = np.empty((6, 6))
     W = np.empty((6, 6))
-    for k in range(n_nodes - 1):
+    for j in range(nodes.shape[0] - 1):
+        k = nodes[j]
         for a in range(3):
             p0[a] = Y[k, a]
             M0[a] = Y[k, 12 + a]
@@ -132,7 +198,8 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
                 R0[a, c] = Y[k, 3 + 3 * a + c]
         for i in range(n_t):
             l0[i] = Y[k, 15 + i]
-        if not _evaluate_interval(p0, R0, M0, l0, tau, True, 0, geo, ld, k, k + 1, Ys, Xs, z):
+        k1 = nodes[j + 1]
+        if not _evaluate_interval(p0, R0, M0, l0, tau, True, 0, geo, ld, k, k1, Ys, Xs, z):
             return False
         # Directions 0-2 rotate the start frame by R0 e_d (world), 3-5 move M(s_k) by e_d:
         # read the end rotation as world eta = vee(dR R1^T) and the end moment change dM.
@@ -170,12 +237,12 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
         for c in range(6):
             # Left factor T(M1): the p rows get + S1 (eta rows).
             e0, e1, e2 = W[0, c], W[1, c], W[2, c]
-            maps_out[k, 0, c] = e0
-            maps_out[k, 1, c] = e1
-            maps_out[k, 2, c] = e2
-            maps_out[k, 3, c] = W[3, c] + (-s1[2] * e1 + s1[1] * e2)
-            maps_out[k, 4, c] = W[4, c] + (s1[2] * e0 - s1[0] * e2)
-            maps_out[k, 5, c] = W[5, c] + (-s1[1] * e0 + s1[0] * e1)
+            maps_out[j, 0, c] = e0
+            maps_out[j, 1, c] = e1
+            maps_out[j, 2, c] = e2
+            maps_out[j, 3, c] = W[3, c] + (-s1[2] * e1 + s1[1] * e2)
+            maps_out[j, 4, c] = W[4, c] + (s1[2] * e0 - s1[0] * e2)
+            maps_out[j, 5, c] = W[5, c] + (-s1[1] * e0 + s1[0] * e1)
     return True
 
 
@@ -266,40 +333,76 @@ def _node_states(result: StaticResult, total_moment: np.ndarray) -> np.ndarray:
     return Y
 
 
-def stability_maps(model: RodModel, result: StaticResult) -> np.ndarray | None:
+def stability_maps(
+    model: RodModel, result: StaticResult, grouped: bool = False
+) -> np.ndarray | None:
     """Step transfer maps (n_steps, 6, 6) of (eta, p) at a converged shooting result, or None
-    where the test does not apply (another method, a failed solve, length control)."""
+    where the test does not apply (another method, a failed solve, length control).
+    `grouped`: maps across the intervals of `_checkpoints` instead (n_intervals, 6, 6), the
+    same inertia at a fraction of the integration calls (modes need the step maps)."""
     inp = result.inputs
     warm = result.warm
+    on_grid = grid_model(model, result)
     if (
         result.method != "shooting"
         or not result.success
         or warm is None
         or inp.lengths is not None
-        or result.s.shape[0] != model.n_nodes
+        or on_grid is None
     ):
         return None
-    pb = _problem(model, inp, result.load_scale)
-    maps = np.empty((model.n_nodes - 1, 6, 6))
+    model = on_grid
+    # The solve's own load arrays when this is the result just solved (saves a rebuild).
+    pb = converged_problem(model, inp) if result.load_scale == 1.0 else None
+    if pb is None:
+        pb = _problem(model, inp, result.load_scale)
     tau = np.ascontiguousarray(pb.tau_fixed)
     Y = _node_states(result, warm.total_moment)
-    if not _transfer_maps(Y, tau, pb.geo, pb.ld, maps):
+    nodes = np.arange(model.n_nodes)
+    if grouped:
+        nodes = nodes[: _checkpoints(Y, tau, pb.geo, pb.ld, nodes)].copy()
+    maps = np.empty((nodes.shape[0] - 1, 6, 6))
+    if not _interval_maps(Y, tau, pb.geo, pb.ld, nodes, maps):
         return None
     return maps
+
+
+def _dead_moments(inp: StaticLoads) -> bool:
+    """Whether the loads hold a world-fixed moment (tip or point moment): the only loads of
+    softrod that are not conservative."""
+    return bool(np.any(inp.tip_moment != 0.0)) or any(np.any(p[2] != 0.0) for p in inp.point_loads)
+
+
+def _diverges(maps: np.ndarray) -> bool:
+    """Whether the whole (non-symmetric) condensed stiffness of step maps (n_steps, 6, 6) has
+    an eigenvalue with a real part <= 0: a static (divergence) instability of a
+    non-conservative equilibrium, which the symmetric part alone cannot tell from a stiffness
+    whose circulatory part only couples stable directions."""
+    eig = np.linalg.eigvals(_condensed_matrix(maps, symmetric=False))
+    return bool(np.any(eig.real <= 0.0))
 
 
 def is_stable(model: RodModel, result: StaticResult) -> bool | None:
     """True when `result` is a strict local minimum of the potential energy, False when the
     second variation has a negative (or zero) direction, None when not checked (see the
-    module doc for where the test applies and what it means for dead moments)."""
-    maps = stability_maps(model, result)
+    module doc for where the test applies and what it means for dead moments) or not decided
+    (dead moments whose symmetric part is indefinite without a divergence)."""
+    maps = stability_maps(model, result, grouped=True)
     if maps is None:
         return None
-    return bool(_second_variation_inertia(maps) == 0)
+    if _second_variation_inertia(maps) == 0:
+        return True
+    if _dead_moments(result.inputs):
+        steps = stability_maps(model, result)
+        if steps is not None and not _diverges(steps):
+            return None
+    return False
 
 
-def _condensed_matrix(maps: np.ndarray) -> np.ndarray:
-    """The symmetric condensed second variation (3 n_steps, 3 n_steps) in eta_1..eta_n."""
+def _condensed_matrix(maps: np.ndarray, symmetric: bool = True) -> np.ndarray:
+    """The symmetric condensed second variation (3 n_steps, 3 n_steps) in eta_1..eta_n;
+    `symmetric=False` keeps the antisymmetric part that dead moments give (the tangent
+    stiffness of a non-conservative load)."""
     n = maps.shape[0]
     H = np.zeros((3 * n, 3 * n))
     for k in range(n):
@@ -307,7 +410,8 @@ def _condensed_matrix(maps: np.ndarray) -> np.ndarray:
         c, d = maps[k, 3:6, 0:3], maps[k, 3:6, 3:6]
         bi = np.linalg.inv(b)
         E = np.block([[bi @ a, -bi], [c - d @ bi @ a, d @ bi]])
-        E = 0.5 * (E + E.T)
+        if symmetric:
+            E = 0.5 * (E + E.T)
         # Node k (k >= 1) is unknown k - 1; the base (k = 0) is clamped.
         lo, hi = 3 * (k - 1), 3 * k
         if k > 0:
@@ -408,12 +512,23 @@ def stable_equilibrium(
     `_mode_imperfection`) that selects the branch, then the imperfection is removed, each step
     warm-started from the last. solve(loads, guess) is the solver's method on `model`.
     """
+    maps = stability_maps(model, result, grouped=True)
+    if maps is None:
+        return dataclasses.replace(result, stable=None)
+    n_neg = _second_variation_inertia(maps)
+    if n_neg == 0:
+        return dataclasses.replace(result, stable=True)
+    # The unstable modes live on the step grid.
     maps = stability_maps(model, result)
     if maps is None:
         return dataclasses.replace(result, stable=None)
     n_neg = _second_variation_inertia(maps)
     if n_neg == 0:
         return dataclasses.replace(result, stable=True)
+    if _dead_moments(inp) and not _diverges(maps):
+        # World-fixed moments are not conservative: the symmetric part is only a sufficient
+        # test there, and the whole tangent stiffness shows no static instability.
+        return dataclasses.replace(result, stable=None, message=result.message + _UNDECIDED)
     L = model.total_length
     zero = _zero_inputs(model, inp)
     for eps in _IMPERFECTIONS:

@@ -82,12 +82,14 @@ def solve_static(
         replaced by the stable one reached by loading with a small imperfection along the
         unstable mode (said in `message`), or returned with success=False when none is
         reached. On by default (a success is a stable equilibrium); False skips it (one more
-        integration with six sensitivity directions, ~26 % of a warm-started solve).
+        integration with six sensitivity directions, ~15 % of a warm-started solve).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
-        `error_estimate=True` fills `tip_error` [m] by step doubling and refines the grid until
-        it meets `tol` [m] (default 1e-6 of the length; giving `tol` also turns it on).
+        `error_estimate` (default True) fills `tip_error` [m] (one integration on a grid of
+        twice the step, Richardson); `tol` [m] refines the grid until the estimate meets it
+        (without it, the message says when the estimate exceeds 1e-6 of the length; heavy
+        multiple-shooting solves are refined to that); `error_estimate=False` skips both.
 
     Returns
     -------
