@@ -591,6 +591,8 @@ def _coarse_tip_error(
         np.ascontiguousarray(ld[0][idx[1:] - 1]),
         np.ascontiguousarray(ld[1][idx[:-1]]),
         np.ascontiguousarray(ld[2][idx]),
+        # A friction profile is constant between holes: each coarse step keeps its first one's.
+        np.ascontiguousarray(ld[3][idx[:-1]]),
     )
     tip = np.empty(3)
     ok = _corrected_tip(

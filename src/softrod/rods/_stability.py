@@ -136,7 +136,7 @@ def _checkpoints(Y, tau, geo, ld, nodes_out):
     |M| L / EI ~ pi). An interval that short holds no conjugate point, the condition of
     Morse's theorem, and the test then reads as few transfer maps as that allows."""
     node_s, step_seg, seg_par, _, _ = geo
-    N_end, q_step, _ = ld
+    N_end, q_step, tau_scale = ld[0], ld[1], ld[3]
     n_nodes = Y.shape[0]
     stiff = np.inf
     for j in range(seg_par.shape[0]):
@@ -144,7 +144,11 @@ def _checkpoints(Y, tau, geo, ld, nodes_out):
             stiff = min(stiff, seg_par[j, a])
     pull = 0.0
     for i in range(tau.shape[0]):
-        pull += abs(tau[i])
+        # Friction raises a tension along the tendon by up to its largest profile factor.
+        top = 1.0
+        for k in range(tau_scale.shape[0]):
+            top = max(top, tau_scale[k, i])
+        pull += abs(tau[i]) * top
     m = 0
     nodes_out[m] = 0
     m += 1
