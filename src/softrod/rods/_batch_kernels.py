@@ -71,6 +71,13 @@ def _loads_at(geo, node_point_mass, force, lam, N_end_out, q_out):
 
 
 @njit(cache=True)
+def _no_field(geo):
+    """The kernels' magnetic tuple without a field (the batch takes no field)."""
+    n_nodes, n_seg = geo[0].shape[0], geo[2].shape[0]
+    return (np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), -1)
+
+
+@njit(cache=True)
 def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters):
     """`_shooting`'s `run`: Newton on x (in place) at load level lam; returns the status."""
     geo, base, node_point_mass, _, tendon_k, tendon_rest, _, _, scales = model_par
@@ -94,7 +101,7 @@ def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, c
         tau_lam,
         base,
         geo,
-        (N_end, q_step, node_moment),
+        (N_end, q_step, node_moment, _no_field(geo)),
         bc,
         rtol,
         iters,
@@ -165,7 +172,16 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
     X = np.empty((n_steps + 1, 6))
     z = np.empty(ny * (1 + n_dir))
     ok = _evaluate(
-        x[:3].copy(), tau_eval, n_dir, base, geo, (N_end, q_step, node_moment), False, Y, X, z
+        x[:3].copy(),
+        tau_eval,
+        n_dir,
+        base,
+        geo,
+        (N_end, q_step, node_moment, _no_field(geo)),
+        False,
+        Y,
+        X,
+        z,
     )
     if not ok:
         jac_out[:, :] = np.nan

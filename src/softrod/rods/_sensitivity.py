@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import StaticLoads, _problem, check_inputs
+from softrod.rods._inputs import StaticLoads, _magnetic, _problem, check_inputs
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
 from softrod.rods._static_kernels import _evaluate
@@ -122,13 +122,19 @@ def _shooting_eval(
     )
 
 
-def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarray:
+def tip_jacobian(
+    model: RodModel | RobotSpec, result: StaticResult, *, field: bool = False
+) -> np.ndarray:
     """Exact d tip_position / d inputs (3, n_t) at a converged shooting `result`.
 
     model : the model (or description) `result` was solved on; the loads come from
     `result.inputs`. The inputs differentiated are the tensions [m/N] or, under length control,
     the commanded lengths [m/m]. Uses the implicit function theorem on the shooting residual:
     dx/dinput = -J^-1 dr/dinput.
+    field : also differentiate with respect to the uniform field B: three more columns
+        d tip / d B_j [m/T] after the tendons' (3, n_t + 3). Exact (the torques' field
+        directions are integrated with the sensitivities); not with a field gradient, whose
+        forces are held at the shape (ValueError).
     """
     if not result.success:
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
@@ -139,6 +145,14 @@ def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarra
             f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "
             "model the result was solved on"
         )
+    if field:
+        return np.concatenate([_tendon_columns(model, result), _field_columns(model, result)], 1)
+    return _tendon_columns(model, result)
+
+
+def _tendon_columns(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d tensions or commanded lengths (3, n_t) (`tip_jacobian`)."""
+    inp = result.inputs
     if inp.lengths is None:
         ev = _shooting_eval(model, inp, result.base_moment)
         # r(M0, tau) = (M(L) - M_tip)/m: dM0/dtau = -(dM/dM0)^-1 dM/dtau
@@ -155,3 +169,31 @@ def tip_jacobian(model: RodModel | RobotSpec, result: StaticResult) -> np.ndarra
     dr_dL[3:, :] = np.diag(k_t * active) / t_scale
     dx = -np.linalg.solve(ev.jacobian, dr_dL)
     return ev.d_tip_d_M0 @ dx[:3] + ev.d_tip_d_tension @ dx[3:]
+
+
+def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d B (3, 3) [m/T] at a converged result under tension control: three field
+    sensitivity directions after M0 and the tensions (`_static_kernels._integrate`)."""
+    inp = result.inputs
+    if inp.lengths is not None:
+        raise ValueError("tip_jacobian field columns need tension control (tensions, not lengths)")
+    if model.is_magnetic and np.any(inp.field_gradient):
+        raise ValueError(
+            "tip_jacobian field columns are not exact with a field_gradient (its forces are "
+            "held at the shape); solve without field_gradient"
+        )
+    n_t = model.n_tendons
+    pb = _problem(model, inp, result.load_scale)
+    ld = pb.ld[:3] + (_magnetic(model, inp, result.load_scale, 3 + n_t),)
+    ny = 15 + n_t
+    n_dir = 3 + n_t + 3
+    Y = np.empty((model.n_nodes, ny))
+    X = np.empty((model.n_nodes, 6))
+    z = np.empty(ny * (1 + n_dir))
+    tau = np.ascontiguousarray(pb.tau_fixed)
+    if not _evaluate(result.base_moment, tau, n_dir, pb.base, pb.geo, ld, False, Y, X, z):
+        raise ValueError("integration failed at the result's base moment (non-finite state)")
+    S = z[ny:].reshape(n_dir, ny)
+    # r(M0, B) = M(L) - M_tip: dM0/dB = -(dM/dM0)^-1 dM/dB.
+    dM0 = -np.linalg.solve(S[:3, 12:15].T, S[3 + n_t :, 12:15].T)
+    return S[:3, 0:3].T @ dM0 + S[3 + n_t :, 0:3].T

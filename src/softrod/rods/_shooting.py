@@ -18,7 +18,9 @@ from softrod.rods._inputs import (
     _distal_moments,
     _load_number,
     _loads_at,
+    _magnetic_number,
     _problem,
+    _straight_magnetic_moment,
     _zero_inputs,
 )
 from softrod.rods._model import RodModel, as_model
@@ -119,6 +121,8 @@ def _difference(target: StaticLoads, start: StaticLoads) -> StaticLoads:
             (a[0], a[1] - b[1], a[2] - b[2])
             for a, b in zip(target.point_loads, start.point_loads, strict=True)
         ),
+        field=target.field - start.field,
+        field_gradient=target.field_gradient - start.field_gradient,
     )
 
 
@@ -166,9 +170,10 @@ def _tendon_estimate(model: RodModel, inp: StaticLoads) -> np.ndarray:
 def _bending_number(model: RodModel, start: StaticLoads, target: StaticLoads) -> float:
     """Bending angle [rad] of the change of inputs from `start` to `target`: the external
     loads' load number plus the tendons' bending (the size of the continuation path)."""
-    external = _load_number(model, _difference(target, start))
+    change = _difference(target, start)
     tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
-    return external + _tendon_number(model, tendons)
+    internal = _tendon_number(model, tendons) + _magnetic_number(model, change)
+    return _load_number(model, change) + internal
 
 
 def _direct_ok(
@@ -177,12 +182,14 @@ def _direct_ok(
     """Whether Newton may go from the equilibrium at `start` to `target` in one solve: the
     external loads' change (`external`, computed when None) bends the robot by at most
     `_DIRECT_LOAD_ANGLE` and, with the tendons' change, by at most `_DIRECT_BENDING_ANGLE`."""
+    change = _difference(target, start)
     if external is None:
-        external = _load_number(model, _difference(target, start))
+        external = _load_number(model, change)
     if external > _DIRECT_LOAD_ANGLE:
         return False
     tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
-    return external + _tendon_number(model, tendons) <= _DIRECT_BENDING_ANGLE
+    internal = _tendon_number(model, tendons) + _magnetic_number(model, change)
+    return external + internal <= _DIRECT_BENDING_ANGLE
 
 
 def _tip_step_ok(
@@ -595,6 +602,7 @@ def _solve_once(
                 x_guess[3:] = guess.tendon_tension
     else:
         x0[:3] = _base_moment_on_shape(model, _loads_at(model, inp, 1.0), None)
+        x0[:3] += _straight_magnetic_moment(model, inp)
         if length_mode:
             assert inp.lengths is not None
             x0[3:] = _pcc_tensions(model, inp.lengths)
