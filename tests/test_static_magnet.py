@@ -225,6 +225,20 @@ def test_tip_jacobian_field_columns_match_finite_differences():
         minus = solve_static(robot, [0.05], field=B - dB, rtol=1e-13).tip_position
         fd = (plus - minus) / (2 * h)
         assert np.abs(J[:, 1 + j] - fd).max() < 1e-6 * np.abs(fd).max()
+    # Length control: the tensions move with the field too.
+    data = robot.to_dict()
+    data["segments"][0]["tendons"][0]["stiffness"] = 2e3
+    elastic = load_robot(data)
+    lengths = [L - 2e-4]
+    sol = solve_static(elastic, lengths=lengths, field=B)
+    assert sol.success and sol.tendon_tension[0] > 0
+    J = tip_jacobian(elastic, sol, field=True)
+    for j in range(3):
+        dB = h * np.eye(3)[j]
+        plus = solve_static(elastic, lengths=lengths, field=B + dB, rtol=1e-13).tip_position
+        minus = solve_static(elastic, lengths=lengths, field=B - dB, rtol=1e-13).tip_position
+        fd = (plus - minus) / (2 * h)
+        assert np.abs(J[:, 1 + j] - fd).max() < 1e-6 * np.abs(fd).max()
     with pytest.raises(ValueError, match="field_gradient"):
         tip_jacobian(
             robot, solve_static(robot, [0.05], field=B, field_gradient=0.1 * np.eye(3)), field=True

@@ -133,8 +133,8 @@ def tip_jacobian(
     dx/dinput = -J^-1 dr/dinput.
     field : also differentiate with respect to the uniform field B: three more columns
         d tip / d B_j [m/T] after the tendons' (3, n_t + 3). Exact (the torques' field
-        directions are integrated with the sensitivities); not with a field gradient, whose
-        forces are held at the shape (ValueError).
+        directions are integrated with the sensitivities; tension or length control); not with
+        a field gradient, whose forces are held at the shape (ValueError).
     """
     if not result.success:
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
@@ -172,17 +172,17 @@ def _tendon_columns(model: RodModel, result: StaticResult) -> np.ndarray:
 
 
 def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:
-    """d tip / d B (3, 3) [m/T] at a converged result under tension control: three field
-    sensitivity directions after M0 and the tensions (`_static_kernels._integrate`)."""
+    """d tip / d B (3, 3) [m/T] at a converged result: three field sensitivity directions
+    after M0 and the tensions (`_static_kernels._integrate`), through the implicit function
+    theorem on the shooting residual (tension rows too under length control)."""
     inp = result.inputs
-    if inp.lengths is not None:
-        raise ValueError("tip_jacobian field columns need tension control (tensions, not lengths)")
     if model.is_magnetic and np.any(inp.field_gradient):
         raise ValueError(
             "tip_jacobian field columns are not exact with a field_gradient (its forces are "
             "held at the shape); solve without field_gradient"
         )
     n_t = model.n_tendons
+    length_mode = inp.lengths is not None
     pb = _problem(model, inp, result.load_scale)
     ld = pb.ld[:3] + (_magnetic(model, inp, result.load_scale, 3 + n_t),)
     ny = 15 + n_t
@@ -190,10 +190,22 @@ def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:
     Y = np.empty((model.n_nodes, ny))
     X = np.empty((model.n_nodes, 6))
     z = np.empty(ny * (1 + n_dir))
-    tau = np.ascontiguousarray(pb.tau_fixed)
+    tau = np.ascontiguousarray(result.tendon_tension if length_mode else pb.tau_fixed)
     if not _evaluate(result.base_moment, tau, n_dir, pb.base, pb.geo, ld, False, Y, X, z):
         raise ValueError("integration failed at the result's base moment (non-finite state)")
-    S = z[ny:].reshape(n_dir, ny)
-    # r(M0, B) = M(L) - M_tip: dM0/dB = -(dM/dM0)^-1 dM/dB.
-    dM0 = -np.linalg.solve(S[:3, 12:15].T, S[3 + n_t :, 12:15].T)
-    return S[:3, 0:3].T @ dM0 + S[3 + n_t :, 0:3].T
+    S = z[ny:].reshape(n_dir, ny)  # S[d] = d y(L) / d direction d
+    n = 3 + (n_t if length_mode else 0)
+    field_dirs = slice(3 + n_t, n_dir)
+    # Residual rows r = (M(L) - M_tip, [tau - k max(0, l - L_cmd)]): J dx/dB = -dr/dB.
+    J = np.zeros((n, n))
+    dr = np.zeros((n, 3))
+    J[:3] = S[:n, 12:15].T
+    dr[:3] = S[field_dirs, 12:15].T
+    if length_mode:
+        active = (z[15 : 15 + n_t] - pb.bc[1]) > 0
+        k_act = (model.tendon_k * active)[:, None]
+        J[3:] = -k_act * S[:n, 15 : 15 + n_t].T
+        J[3:, 3:] += np.eye(n_t)
+        dr[3:] = -k_act * S[field_dirs, 15 : 15 + n_t].T
+    dx = -np.linalg.solve(J, dr)
+    return S[:n, 0:3].T @ dx + S[field_dirs, 0:3].T
