@@ -79,6 +79,22 @@ PressuresOpt = Annotated[
         help="Chamber gauge pressures [Pa], one per chamber, segment by segment.",
     ),
 ]
+FieldOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--field",
+        metavar="BX,BY,BZ",
+        help="Uniform world-frame magnetic field [T] on the robot's magnets.",
+    ),
+]
+FieldGradientOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--field-gradient",
+        metavar="G11,G12,...,G33",
+        help="Field gradient dB_i/dx_j [T/m], 9 values row by row (forces on the magnets).",
+    ),
+]
 TipForceOpt = Annotated[
     str | None,
     typer.Option("--tip-force", metavar="FX,FY,FZ", help="World-frame force at the tip [N]."),
@@ -182,6 +198,8 @@ def _solve_request(
     rtol: float | None,
     max_iter: int | None,
     pressures: str | None = None,
+    field: str | None = None,
+    field_gradient: str | None = None,
 ) -> _SolveRequest:
     """Parse and check the shared solve options; every error names its option and value."""
     if method not in METHODS:
@@ -226,6 +244,17 @@ def _solve_request(
         except DescriptionError as exc:
             raise CliError(f"--pressures: {exc}") from None
         loads["pressures"] = values
+    for option, text in (("--field", field), ("--field-gradient", field_gradient)):
+        if text is not None and not spec.is_magnetic:
+            raise CliError(
+                f"{option}: robot {spec.name!r} has no magnets (segments[i].magnets or "
+                f"magnetization), got {text!r}"
+            )
+    if field is not None:
+        loads["field"] = parse_vector("--field", field, 3, "bx,by,bz")
+    if field_gradient is not None:
+        values = parse_vector("--field-gradient", field_gradient, 9, "dB_i/dx_j row by row")
+        loads["field_gradient"] = [values[0:3], values[3:6], values[6:9]]
     vectors = (
         ("tip_force", "--tip-force", tip_force, "fx,fy,fz"),
         ("tip_moment", "--tip-moment", tip_moment, "mx,my,mz"),
@@ -275,6 +304,10 @@ def describe_loads(spec: RobotSpec, loads: dict[str, Any]) -> str:
         parts.append(", ".join(pulled) + " N" if pulled else "no tendon tension")
     if any(p != 0 for p in loads.get("pressures", [])):
         parts.append("pressures " + _fmt_vec(loads["pressures"], "Pa"))
+    if any(b != 0 for b in loads.get("field", [])):
+        parts.append("field " + _fmt_vec(loads["field"], "T"))
+    if any(g != 0 for row in loads.get("field_gradient", []) for g in row):
+        parts.append("field gradient " + _fmt_vec(np.ravel(loads["field_gradient"]), "T/m"))
     names = (
         ("tip_force", "tip force", "N"),
         ("tip_moment", "tip moment", "N m"),
@@ -328,12 +361,14 @@ def solve_cmd(
     rtol: RtolOpt = None,
     max_iter: MaxIterOpt = None,
     pressures: PressuresOpt = None,
+    field: FieldOpt = None,
+    field_gradient: FieldGradientOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     shape: Annotated[
         bool, typer.Option("--shape", help="With --json: add the backbone samples s, positions.")
     ] = False,
 ) -> None:
-    """Static equilibrium under tendon and external loads (SI units, world frame).
+    """Static equilibrium under tendon, pressure, magnetic and external loads (SI, world frame).
 
     Exits 1 when the solver does not converge (the JSON says so), 2 on bad input.
     """
@@ -351,6 +386,8 @@ def solve_cmd(
         rtol,
         max_iter,
         pressures,
+        field,
+        field_gradient,
     )
     result, wall = req.solve()
     if as_json:

@@ -71,6 +71,13 @@ def _loads_at(geo, node_point_mass, force, lam, N_end_out, q_out):
 
 
 @njit(cache=True)
+def _no_field(geo):
+    """The kernels' magnetic tuple without a field (the batch takes no field)."""
+    n_nodes, n_seg = geo[0].shape[0], geo[2].shape[0]
+    return (np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), -1)
+
+
+@njit(cache=True)
 def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters):
     """`_shooting`'s `run`: Newton on x (in place) at load level lam; returns the status."""
     geo, base, node_point_mass, _, tendon_k, tendon_rest, _, _, scales = model_par
@@ -95,7 +102,7 @@ def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, c
         tau_lam,
         base,
         geo,
-        (N_end, q_step, node_moment, tau_scale),
+        (N_end, q_step, node_moment, tau_scale, _no_field(geo)),
         bc,
         rtol,
         iters,
@@ -172,7 +179,7 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
         n_dir,
         base,
         geo,
-        (N_end, q_step, node_moment, tau_scale),
+        (N_end, q_step, node_moment, tau_scale, _no_field(geo)),
         False,
         Y,
         X,

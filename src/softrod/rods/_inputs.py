@@ -7,6 +7,7 @@ observer, sensitivities, warm starts) takes a `StaticLoads`.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,12 @@ class StaticLoads:
     tension_profile : (n_steps, n_t) tension in each integration step over the tendon's base
         tension [-] on the model's grid (tendon friction, `softrod.rods.solve_sequence`);
         None is 1 everywhere (tension constant along every tendon, no friction).
+    field : (3,) uniform field B [T]; field_gradient : (3, 3) dB_i/dx_j [T/m] (issue 20). The
+        torques (R m) x B of the robot's dipoles follow the shape inside the kernels; the
+        gradient forces (grad B)^T R m are held at a shape (`magnet_forces`).
+    magnet_forces : the gradient forces held fixed during one solve (`_static`'s fixed point):
+        (point-dipole forces (n_m, 3) [N], (s samples (n,) [m], (grad B)^T R (n, 3, 3) [T/m]
+        on which the backbone's force density (grad B)^T R M A is held)), or None.
     """
 
     tensions: np.ndarray | None
@@ -48,16 +55,22 @@ class StaticLoads:
     point_loads: tuple[tuple[float, np.ndarray, np.ndarray], ...] = ()
     pressures: np.ndarray | None = None
     tension_profile: np.ndarray | None = None
+    field: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+    field_gradient: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
+    magnet_forces: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
 
     @property
     def has_external_load(self) -> bool:
-        """True when any load besides the tendons acts (tip, distributed, gravity, point)."""
+        """True when any load besides the tendons acts (tip, distributed, gravity, point,
+        a magnetic field)."""
         return bool(
             np.any(self.tip_force)
             or np.any(self.tip_moment)
             or np.any(self.distributed_force)
             or np.any(self.gravity)
             or bool(self.point_loads)
+            or np.any(self.field)
+            or np.any(self.field_gradient)
         )
 
 
@@ -126,11 +139,14 @@ def check_inputs(
     gravity: Any = None,
     point_loads: Any = None,
     pressures: Any = None,
+    field: Any = None,
+    field_gradient: Any = None,
 ) -> StaticLoads:
     """Validate solver inputs against a model; raises ValueError naming the bad field.
 
     pressures : (n_c,) chamber gauge pressures [Pa] in `RobotSpec.chamber_list()` order (None
-    is zero); checked by `softrod.description.check_actuation` (count, finite, range)."""
+    is zero); checked by `softrod.description.check_actuation` (count, finite, range).
+    field : (3,) [T], field_gradient : (3, 3) [T/m] (None is zero); checked the same way."""
     n_t = model.n_tendons
     if tensions is not None and lengths is not None:
         raise ValueError("give tensions or lengths, not both")
@@ -154,6 +170,7 @@ def check_inputs(
             raise ValueError(
                 f"length control needs segments[{seg}].tendons[{k}].stiffness [N/m]; it is not set"
             )
+    field_arr, gradient = _field(model, field, field_gradient)
     return StaticLoads(
         tensions=tau if tau is not None else (None if L_cmd is not None else np.zeros(n_t)),
         lengths=L_cmd,
@@ -163,7 +180,14 @@ def check_inputs(
         gravity=_vec3("gravity", gravity),
         point_loads=_point_loads(point_loads, model.total_length),
         pressures=_pressures(model, pressures),
+        field=field_arr,
+        field_gradient=gradient,
     )
+
+
+def _field(model: RodModel, field: Any, field_gradient: Any) -> tuple[np.ndarray, np.ndarray]:
+    act = check_actuation(model.spec, field=field, field_gradient=field_gradient)
+    return act.field, act.field_gradient
 
 
 def _pressures(model: RodModel, pressures: Any) -> np.ndarray | None:
@@ -202,12 +226,29 @@ def _tendon_name(model: RodModel, i: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class _Loads:
     """Kernel load arrays at one load level: N_end (n_steps, 3), q_step (n_steps, 3),
-    node_moment (n_nodes, 3), and the tip wrench M_tip (3,) (point loads at s = L folded in)."""
+    node_moment (n_nodes, 3), the tip wrench M_tip (3,) (point loads at s = L folded in), and
+    the magnetic tuple of the kernels, (field B (3,) [T], node_dipole (n_nodes, 3) [A m^2],
+    seg_dipole (n_seg, 3) [A m], first field sensitivity direction or -1)."""
 
     N_end: np.ndarray
     q_step: np.ndarray
     node_moment: np.ndarray
     tip_moment: np.ndarray
+    magnetic: tuple[np.ndarray, np.ndarray, np.ndarray, int]
+
+
+def _no_field(n_nodes: int, n_seg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The kernels' magnetic tuple of a robot without dipoles (or without a field)."""
+    return (np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), -1)
+
+
+def _magnetic(
+    model: RodModel, inp: StaticLoads, lam: float, field_dirs: int = -1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The kernels' magnetic tuple at load level lam (field_dirs: see `_Loads`)."""
+    if not model.is_magnetic:
+        return _no_field(model.n_nodes, model.seg_par.shape[0])
+    return (lam * inp.field, model.node_dipole, model.seg_dipole, field_dirs)
 
 
 def _loads_at(model: RodModel, inp: StaticLoads, lam: float) -> _Loads:
@@ -224,6 +265,20 @@ def _loads_at(model: RodModel, inp: StaticLoads, lam: float) -> _Loads:
         else:
             node_force[k] += lam * f_p
             node_moment[k] += lam * m_p
+    if inp.magnet_forces is not None and model.is_magnetic:
+        # Gradient forces held at a shape: point dipoles at their nodes (the last node's
+        # force is the tip's, see `_distal_loads`), the backbone's density by the trapezoid rule.
+        point, (s_d, GR) = inp.magnet_forces
+        for s_m, f_m in zip(model.magnet_s, point, strict=True):
+            node_force[int(np.argmin(np.abs(model.node_s - s_m)))] += lam * f_m
+        if s_d.size and np.any(model.seg_dipole):
+            GR_n = np.stack(
+                [np.interp(model.node_s, s_d, GR[:, a // 3, a % 3]) for a in range(9)], 1
+            ).reshape(-1, 3, 3)
+            mu = model.seg_dipole[model.step_seg]  # (n_steps, 3)
+            half = 0.5 * lam * np.diff(model.node_s)[:, None]
+            node_force[:-1] += half * np.einsum("kij,kj->ki", GR_n[:-1], mu)
+            node_force[1:] += half * np.einsum("kij,kj->ki", GR_n[1:], mu)
     N_end = np.empty((n_steps, 3))
     q_step = np.empty((n_steps, 3))
     _distal_loads(
@@ -237,7 +292,7 @@ def _loads_at(model: RodModel, inp: StaticLoads, lam: float) -> _Loads:
         N_end,
         q_step,
     )
-    return _Loads(N_end, q_step, node_moment, M_tip)
+    return _Loads(N_end, q_step, node_moment, M_tip, _magnetic(model, inp, lam))
 
 
 @dataclass(frozen=True)
@@ -249,7 +304,13 @@ class _Problem:
     tau_fixed: np.ndarray
     base: tuple[np.ndarray, np.ndarray]
     geo: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]
-    ld: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    ld: tuple[
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        np.ndarray,
+        tuple[np.ndarray, np.ndarray, np.ndarray, int],
+    ]
     bc: tuple[np.ndarray, np.ndarray, np.ndarray, float, float]
     loads: _Loads
 
@@ -278,7 +339,13 @@ def _problem(model: RodModel, inp: StaticLoads, lam: float = 1.0) -> _Problem:
         tau_fixed=np.ascontiguousarray(lam * tau, dtype=float),
         base=model.kernel_base,
         geo=model.kernel_geometry,
-        ld=(loads.N_end, loads.q_step, loads.node_moment, _tension_scale(model, inp)),
+        ld=(
+            loads.N_end,
+            loads.q_step,
+            loads.node_moment,
+            _tension_scale(model, inp),
+            loads.magnetic,
+        ),
         bc=(loads.tip_moment, L_cmd, model.tendon_k, model.moment_scale, model.tension_scale),
         loads=loads,
     )
@@ -298,6 +365,13 @@ def _tension_scale(model: RodModel, inp: StaticLoads) -> np.ndarray:
             )
         out[:, :n_real] = prof
     return out
+def _straight_magnetic_moment(model: RodModel, inp: StaticLoads) -> np.ndarray:
+    """Base moment (3,) [N m] of the dipole torques on the straight robot in its base frame:
+    the cold start's predictor, as `_base_moment_on_shape` is for the other loads."""
+    if not model.is_magnetic:
+        return np.zeros(3)
+    total = model.magnet_moment.sum(axis=0) + model.seg_length @ model.seg_dipole
+    return np.cross(model.base_rotation @ total, inp.field)
 
 
 def _distal_moments(model: RodModel, loads: _Loads, positions: np.ndarray | None) -> np.ndarray:
@@ -349,6 +423,28 @@ def _zero_inputs(model: RodModel, inp: StaticLoads) -> StaticLoads:
     )
 
 
+def _blend_forces(
+    a: StaticLoads, b: StaticLoads, mu: float
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None:
+    """(1 - mu) a + mu b of the held gradient forces (None is zero); samples from b (or a)."""
+    fa, fb = a.magnet_forces, b.magnet_forces
+    if fa is None and fb is None:
+        return None
+    if fa is None or fb is None:
+        scale, held = (mu, fb) if fa is None else (1.0 - mu, fa)
+        assert held is not None
+        return scale * held[0], (held[1][0], scale * held[1][1])
+    if fa[1][0].shape != fb[1][0].shape or np.any(fa[1][0] != fb[1][0]):
+        # Different samples: b's, with a's density resampled onto them.
+        s_b = fb[1][0]
+        ga = np.stack(
+            [np.interp(s_b, fa[1][0], fa[1][1][:, i // 3, i % 3]) for i in range(9)], 1
+        ).reshape(-1, 3, 3)
+    else:
+        ga = fa[1][1]
+    return (1.0 - mu) * fa[0] + mu * fb[0], (fb[1][0], (1.0 - mu) * ga + mu * fb[1][1])
+
+
 def _blend(a: StaticLoads, b: StaticLoads, mu: float) -> StaticLoads | None:
     """(1 - mu) a + mu b, or None when the two are not comparable (modes, point loads)."""
     if (a.lengths is None) != (b.lengths is None):
@@ -372,6 +468,9 @@ def _blend(a: StaticLoads, b: StaticLoads, mu: float) -> StaticLoads | None:
         ),
         pressures=mix(a.pressures, b.pressures),
         tension_profile=b.tension_profile if mu > 0.0 else a.tension_profile,
+        field=(1.0 - mu) * a.field + mu * b.field,
+        field_gradient=(1.0 - mu) * a.field_gradient + mu * b.field_gradient,
+        magnet_forces=_blend_forces(a, b, mu),
     )
 
 
@@ -383,3 +482,16 @@ def _load_number(model: RodModel, inp: StaticLoads) -> float:
     straight = float(np.linalg.norm(_base_moment_on_shape(model, loads, None)))
     force = float(np.abs(loads.N_end).max(initial=0.0)) * model.total_length
     return max(straight, force) / model.moment_scale
+
+
+def _magnetic_number(model: RodModel, inp: StaticLoads) -> float:
+    """Bending angle [rad] of the dipole torques, atan(b) with b = (sum of |m| over the
+    dipoles plus the backbone's |M A| L) |B| over the moment scale: a uniform field turns a
+    dipole toward it and no further (a tangent tip dipole: theta = b cos theta, ~atan b).
+    Like tendons, the torques follow the section (the gradient forces, held at a shape,
+    are in `_load_number`)."""
+    if not model.is_magnetic:
+        return 0.0
+    dipoles = float(np.linalg.norm(model.magnet_moment, axis=1).sum())
+    dipoles += float(np.linalg.norm(model.seg_dipole, axis=1) @ model.seg_length)
+    return math.atan(dipoles * float(np.linalg.norm(inp.field)) / model.moment_scale)

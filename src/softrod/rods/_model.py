@@ -68,6 +68,9 @@ class RodModel:
     chamber_r : (n_c, 3) body-frame chamber lines [m]; chamber_seg : (n_c,) their segment.
     n_internal_tendons : kernel tendons appended after the real ones (0 on a compiled model;
         the chambers' tendons on `with_chambers`).
+    magnet_s : (n_m,) arc length of each point dipole from the base [m] (grid nodes);
+        magnet_seg : (n_m,) its segment; magnet_moment : (n_m, 3) body-frame dipole [A m^2].
+    seg_dipole : (n_seg, 3) body-frame dipole density M A of a magnetized backbone [A m].
 
     Chambers (docs/actuators.md): a chamber at pressure p along segment j acts on the section
     exactly like a straight tendon at its offset anchored at the segment's end carrying the
@@ -101,6 +104,23 @@ class RodModel:
     chamber_r: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
     chamber_seg: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_internal_tendons: int = 0
+    magnet_s: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    magnet_seg: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    magnet_moment: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+    seg_dipole: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+
+    @property
+    def is_magnetic(self) -> bool:
+        """True when a field acts on the robot (point dipoles or a magnetized backbone)."""
+        return bool(np.any(self.magnet_moment) or np.any(self.seg_dipole))
+
+    @cached_property
+    def node_dipole(self) -> np.ndarray:
+        """(n_nodes, 3) body-frame point dipole at each grid node [A m^2] (for the kernels)."""
+        out = np.zeros((self.n_nodes, 3))
+        for s, m in zip(self.magnet_s, self.magnet_moment, strict=True):
+            out[int(np.argmin(np.abs(self.node_s - s)))] += m
+        return out
 
     @property
     def n_tendons(self) -> int:
@@ -231,6 +251,20 @@ def compile_model(
         u_star[j] = bb.precurvature
         rho_A[j] = bb.density * A
 
+    # Point dipoles act at nodes, as point loads do (issue 20).
+    magnets = spec.magnet_list()
+    extra_nodes = tuple(extra_nodes) + tuple(s for _, s, _ in magnets)
+    # A point load at a magnet's s asks for the node twice: keep one (no zero-length step).
+    unique: list[float] = []
+    for x in sorted(extra_nodes):
+        if not unique or x - unique[-1] > 1e-12:
+            unique.append(x)
+    extra_nodes = tuple(unique)
+    seg_dipole = np.zeros((n_seg, 3))
+    for j, seg in enumerate(spec.segments):
+        if seg.magnetization is not None:
+            seg_dipole[j] = np.asarray(seg.magnetization, dtype=float) * spec.segment_backbone(j).A
+
     # Grid: segment ends and disks are nodes; each interval is split to respect ds_max.
     node_s: list[float] = [0.0]
     node_mass: list[float] = [0.0]
@@ -300,6 +334,10 @@ def compile_model(
         tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, 4)),
         chamber_r=chamber_r,
         chamber_seg=chamber_seg,
+        magnet_s=np.array([s for _, s, _ in magnets], dtype=float),
+        magnet_seg=np.array([j for j, _, _ in magnets], dtype=np.int64),
+        magnet_moment=np.array([m.moment for _, _, m in magnets], dtype=float).reshape(-1, 3),
+        seg_dipole=seg_dipole,
     )
 
 
@@ -357,6 +395,7 @@ def with_pose_and_lengths(
             node_s=node_s,
             disk_s=remap(model.disk_s, model.disk_seg) if model.disk_s.size else model.disk_s,
             tendon_rest_length=new_start[model.tendon_seg] + new_len[model.tendon_seg],
+            magnet_s=remap(model.magnet_s, model.magnet_seg),
         )
     return dataclasses.replace(model, **changes) if changes else model
 

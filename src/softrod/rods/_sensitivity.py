@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import StaticLoads, _problem, check_inputs
+from softrod.rods._inputs import StaticLoads, _magnetic, _problem, check_inputs
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
 from softrod.rods._static_kernels import _evaluate
@@ -124,7 +124,11 @@ def _shooting_eval(
 
 
 def tip_jacobian(
-    model: RodModel | RobotSpec, result: StaticResult, *, pressures: bool = False
+    model: RodModel | RobotSpec,
+    result: StaticResult,
+    *,
+    pressures: bool = False,
+    field: bool = False,
 ) -> np.ndarray:
     """Exact d tip_position / d inputs (3, n_t) at a converged shooting `result`.
 
@@ -134,6 +138,10 @@ def tip_jacobian(
     dx/dinput = -J^-1 dr/dinput.
     pressures : also return the chamber columns d tip / d p (3, n_c) [m/Pa] after those of the
         tendons, (3, n_t + n_c) in all (`chamber_list()` order; docs/actuators.md).
+    field : also differentiate with respect to the uniform field B: three more columns
+        d tip / d B_j [m/T] after the tendons' (3, n_t + 3). Exact (the torques' field
+        directions are integrated with the sensitivities; tension or length control); not with
+        a field gradient, whose forces are held at the shape (ValueError).
     """
     if not result.success:
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
@@ -145,9 +153,21 @@ def tip_jacobian(
             "model the result was solved on"
         )
     if model.n_chambers:
+        if field:
+            raise ValueError(
+                "tip_jacobian field columns of a robot with chambers are not available yet"
+            )
         # Chambers are internal tendons: differentiate on the kernel model (`_chamber_columns`).
         tendon_cols, chamber_cols = _chamber_columns(model, result)
         return np.hstack([tendon_cols, chamber_cols]) if pressures else tendon_cols
+    if field:
+        return np.concatenate([_tendon_columns(model, result), _field_columns(model, result)], 1)
+    return _tendon_columns(model, result)
+
+
+def _tendon_columns(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d tensions or commanded lengths (3, n_t) (`tip_jacobian`)."""
+    inp = result.inputs
     if inp.lengths is None:
         ev = _shooting_eval(model, inp, result.base_moment)
         # r(M0, tau) = (M(L) - M_tip)/m: dM0/dtau = -(dM/dM0)^-1 dM/dtau
@@ -232,3 +252,41 @@ def _chamber_columns(model: RodModel, result: StaticResult) -> tuple[np.ndarray,
     dx = -np.linalg.solve(A, np.hstack([B_in, np.vstack(B_p)]))
     cols = np.hstack(tip_x) @ dx
     return cols[:, :n_t] + direct_in, cols[:, n_t:] + dtip_dt[:, n_t:] @ dp
+def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d B (3, 3) [m/T] at a converged result: three field sensitivity directions
+    after M0 and the tensions (`_static_kernels._integrate`), through the implicit function
+    theorem on the shooting residual (tension rows too under length control)."""
+    inp = result.inputs
+    if model.is_magnetic and np.any(inp.field_gradient):
+        raise ValueError(
+            "tip_jacobian field columns are not exact with a field_gradient (its forces are "
+            "held at the shape); solve without field_gradient"
+        )
+    n_t = model.n_tendons
+    length_mode = inp.lengths is not None
+    pb = _problem(model, inp, result.load_scale)
+    ld = pb.ld[:4] + (_magnetic(model, inp, result.load_scale, 3 + n_t),)
+    ny = 15 + n_t
+    n_dir = 3 + n_t + 3
+    Y = np.empty((model.n_nodes, ny))
+    X = np.empty((model.n_nodes, 6))
+    z = np.empty(ny * (1 + n_dir))
+    tau = np.ascontiguousarray(result.tendon_tension if length_mode else pb.tau_fixed)
+    if not _evaluate(result.base_moment, tau, n_dir, pb.base, pb.geo, ld, False, Y, X, z):
+        raise ValueError("integration failed at the result's base moment (non-finite state)")
+    S = z[ny:].reshape(n_dir, ny)  # S[d] = d y(L) / d direction d
+    n = 3 + (n_t if length_mode else 0)
+    field_dirs = slice(3 + n_t, n_dir)
+    # Residual rows r = (M(L) - M_tip, [tau - k max(0, l - L_cmd)]): J dx/dB = -dr/dB.
+    J = np.zeros((n, n))
+    dr = np.zeros((n, 3))
+    J[:3] = S[:n, 12:15].T
+    dr[:3] = S[field_dirs, 12:15].T
+    if length_mode:
+        active = (z[15 : 15 + n_t] - pb.bc[1]) > 0
+        k_act = (model.tendon_k * active)[:, None]
+        J[3:] = -k_act * S[:n, 15 : 15 + n_t].T
+        J[3:, 3:] += np.eye(n_t)
+        dr[3:] = -k_act * S[field_dirs, 15 : 15 + n_t].T
+    dx = -np.linalg.solve(J, dr)
+    return S[:n, 0:3].T @ dx + S[field_dirs, 0:3].T

@@ -19,7 +19,9 @@ from softrod.rods._inputs import (
     _load_number,
     _loads_at,
     _Problem,
+    _magnetic_number,
     _problem,
+    _straight_magnetic_moment,
     _zero_inputs,
 )
 from softrod.rods._model import RodModel, as_model
@@ -129,6 +131,8 @@ def _difference(target: StaticLoads, start: StaticLoads) -> StaticLoads:
             for a, b in zip(target.point_loads, start.point_loads, strict=True)
         ),
         tension_profile=target.tension_profile,
+        field=target.field - start.field,
+        field_gradient=target.field_gradient - start.field_gradient,
     )
 
 
@@ -176,9 +180,10 @@ def _tendon_estimate(model: RodModel, inp: StaticLoads) -> np.ndarray:
 def _bending_number(model: RodModel, start: StaticLoads, target: StaticLoads) -> float:
     """Bending angle [rad] of the change of inputs from `start` to `target`: the external
     loads' load number plus the tendons' bending (the size of the continuation path)."""
-    external = _load_number(model, _difference(target, start))
+    change = _difference(target, start)
     tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
-    return external + _tendon_number(model, tendons)
+    internal = _tendon_number(model, tendons) + _magnetic_number(model, change)
+    return _load_number(model, change) + internal
 
 
 def _direct_ok(
@@ -187,12 +192,14 @@ def _direct_ok(
     """Whether Newton may go from the equilibrium at `start` to `target` in one solve: the
     external loads' change (`external`, computed when None) bends the robot by at most
     `_DIRECT_LOAD_ANGLE` and, with the tendons' change, by at most `_DIRECT_BENDING_ANGLE`."""
+    change = _difference(target, start)
     if external is None:
-        external = _load_number(model, _difference(target, start))
+        external = _load_number(model, change)
     if external > _DIRECT_LOAD_ANGLE:
         return False
     tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
-    return external + _tendon_number(model, tendons) <= _DIRECT_BENDING_ANGLE
+    internal = _tendon_number(model, tendons) + _magnetic_number(model, change)
+    return external + internal <= _DIRECT_BENDING_ANGLE
 
 
 def _tip_step_ok(
@@ -584,6 +591,9 @@ def _coarse_tip_error(
     ends at a disk) or its problem fails: the caller then solves on finer grids (`_refine`)."""
     ld = pb.ld
     pinned = tuple(int(np.argmin(np.abs(model.node_s - p[0]))) for p in inp.point_loads)
+    mag = ld[4]
+    # Point dipoles sit on grid nodes: the coarse grid keeps them like point loads.
+    pinned += tuple(int(k) for k in np.flatnonzero(np.any(mag[1] != 0.0, axis=1)))
     coarse, idx, ratio = _coarse_model(model, pinned)
     if ratio < _MIN_COARSE_RATIO:
         return None
@@ -593,6 +603,7 @@ def _coarse_tip_error(
         np.ascontiguousarray(ld[2][idx]),
         # A friction profile is constant between holes: each coarse step keeps its first one's.
         np.ascontiguousarray(ld[3][idx[:-1]]),
+        (mag[0], np.ascontiguousarray(mag[1][idx]), mag[2], mag[3]),
     )
     tip = np.empty(3)
     ok = _corrected_tip(
@@ -757,6 +768,7 @@ def _solve_once(
                 x_guess[3:] = guess.tendon_tension
     else:
         x0[:3] = _base_moment_on_shape(model, _loads_at(model, inp, 1.0), None)
+        x0[:3] += _straight_magnetic_moment(model, inp)
         if length_mode:
             assert inp.lengths is not None
             x0[3:] = _pcc_tensions(model, inp.lengths)

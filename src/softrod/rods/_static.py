@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,10 @@ __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_RTOL", "solve_static"]
 DEFAULT_RTOL = 1e-10
 #: Newton iterations per (sub)problem before load continuation takes over.
 DEFAULT_MAX_ITER = 30
+#: The gradient-force fixed point stops when the tip moves less than this fraction of the
+#: length between two solves (it contracts by ~ |grad B| |m| L^2 / EI per solve).
+_FIXED_POINT_TOL = 1e-12
+_FIXED_POINT_MAX_ITER = 50
 
 
 def solve_static(
@@ -44,6 +48,8 @@ def solve_static(
     gravity: Sequence[float] | np.ndarray | None = None,
     point_loads: Sequence[Any] | None = None,
     pressures: Sequence[float] | np.ndarray | None = None,
+    field: Sequence[float] | np.ndarray | None = None,
+    field_gradient: Sequence[Sequence[float]] | np.ndarray | None = None,
     method: str = "shooting",
     guess: StaticResult | None = None,
     rtol: float = DEFAULT_RTOL,
@@ -70,6 +76,11 @@ def solve_static(
         segment by segment (docs/actuators.md); within `pressure_range` where given. With
         `lengths`, the length law is solved around the tension-control solve (method
         "shooting"; `stable` is None, as for any length control).
+    field : (3,) uniform world-frame magnetic field B [T] on the robot's dipoles
+        (`segments[i].magnets`, `magnetization`): torques (R m) x B and (R M A) x B per unit
+        length, exact in the Newton sensitivities (docs/actuators.md, "Magnets in statics").
+    field_gradient : (3, 3) constant gradient dB_i/dx_j [T/m]: forces (grad B)^T R m, resolved
+        by a fixed point on the shape (the stability test is then not run: `stable` None).
     method : "shooting" (Newton shooting, exact), "observer" (one SoftManiSim observer update
         from the state carried by `guess`; repeat with guess=previous to converge or to track
         a time-varying input) or "pcc" (constant curvature, load-free).
@@ -114,6 +125,8 @@ def solve_static(
         gravity,
         point_loads,
         pressures,
+        field,
+        field_gradient,
     )
     if options and method != "shooting":
         raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
@@ -152,9 +165,19 @@ def solve_static(
     def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
         return solver(kmodel, loads, start, float(rtol), max_iter, **options)
 
-    result = solve(kinp, guess)
-    if check_stability:
-        result = stable_equilibrium(kmodel, kinp, result, solve)
+    if kmodel.is_magnetic and kinp.field_gradient.any():
+        # Gradient forces depend on the shape: held at it, re-solved until the tip settles.
+        result = _gradient_fixed_point(kmodel, kinp, guess, solve)
+        if check_stability:
+            note = (
+                "; stability not checked: the field gradient's forces on the dipoles follow "
+                "the shape, which the second variation does not include"
+            )
+            result = dataclasses.replace(result, stable=None, message=result.message + note)
+    else:
+        result = solve(kinp, guess)
+        if check_stability:
+            result = stable_equilibrium(kmodel, kinp, result, solve)
     if kmodel is model:
         return result
     return dataclasses.replace(
@@ -162,4 +185,55 @@ def solve_static(
         tendon_tension=result.tendon_tension[:n_t].copy(),
         tendon_length=result.tendon_length[:n_t].copy(),
         inputs=inp,
+    )
+
+
+def _held_forces(
+    model: RodModel, inp: StaticLoads, shape: StaticResult | None
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Gradient forces on the dipoles held at a shape (`StaticLoads.magnet_forces`): the
+    point dipoles' (grad B)^T R m (n_m, 3) [N], and (grad B)^T R (n, 3, 3) at the shape's nodes
+    for the magnetized backbone. `shape` None: the straight robot in its base frame."""
+    G = inp.field_gradient
+    if shape is None:
+        s = model.node_s
+        rot = np.repeat(model.base_rotation[None], s.size, axis=0)
+    else:
+        s, rot = shape.s, shape.rotations
+    at = [int(np.argmin(np.abs(s - s_m))) for s_m in model.magnet_s]
+    point = np.array(
+        [G.T @ rot[k] @ m for k, m in zip(at, model.magnet_moment, strict=True)]
+    ).reshape(-1, 3)
+    return point, (np.asarray(s, dtype=float), np.einsum("ji,njk->nik", G, rot))
+
+
+def _gradient_fixed_point(
+    model: RodModel,
+    inp: StaticLoads,
+    guess: StaticResult | None,
+    solve: Callable[[StaticLoads, StaticResult | None], StaticResult],
+) -> StaticResult:
+    """Solve with the gradient forces held at the last shape (`_held_forces`; the first from
+    `guess` or the straight robot), warm-started, until the tip moves less than
+    `_FIXED_POINT_TOL` L. The torques follow the shape exactly inside each solve."""
+    held = dataclasses.replace(inp, magnet_forces=_held_forces(model, inp, guess))
+    result = solve(held, guess)
+    nit, nfev = result.nit, result.nfev
+    tol = _FIXED_POINT_TOL * model.total_length
+    move = np.inf
+    for _ in range(_FIXED_POINT_MAX_ITER):
+        if not result.success:
+            return result
+        held = dataclasses.replace(inp, magnet_forces=_held_forces(model, inp, result))
+        new = solve(held, result)
+        nit, nfev = nit + new.nit, nfev + new.nfev
+        move = float(np.linalg.norm(new.tip_position - result.tip_position))
+        result = dataclasses.replace(new, nit=nit, nfev=nfev)
+        if new.success and move <= tol:
+            return result
+    return dataclasses.replace(
+        result,
+        success=False,
+        message=f"{result.message}; the gradient forces' fixed point did not settle in "
+        f"{_FIXED_POINT_MAX_ITER} solves (tip still moving {move:.2e} m)",
     )

@@ -37,14 +37,18 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     cosserat): the model (`RodModel.kernel_geometry`). tau : (n_t,) tensions [N].
     ld = (N_end (n_steps, 3) total distal force at each step's end [N], q_step (n_steps, 3)
     line load in each step [N/m], node_moment (n_nodes, 3) point moments at nodes [N m],
-    tau_scale (n_steps, n_t) tension in each step over tau [-]: tendon friction, ones without).
+    tau_scale (n_steps, n_t) tension in each step over tau [-]: tendon friction, ones without,
+    mag = (B (3,) [T], node_dipole (n_nodes, 3) [A m^2], seg_dipole (n_seg, 3) [A m], fdir0)):
+    body-frame dipoles whose torques (R m) x B follow the shape (in the sensitivities too);
+    directions fdir0..fdir0+2 (-1: none) are d/dB_j.
     store : when True, write the state y at every node into Y_out (n_nodes, ny) and the
     section strains x = (v, u) into X_out (n_nodes, 6).
     k0, k1 : integrate nodes k0..k1 only (default the whole grid; multiple shooting).
     tdir0 : index of the first tension direction among the n_dir sensitivities.
     """
     node_s, step_seg, seg_par, tendon, cosserat = geo
-    N_end, q_step, node_moment, tau_scale = ld
+    N_end, q_step, node_moment, tau_scale, mag = ld
+    B, node_dip, seg_dip, fdir0 = mag
     n_t = tau.shape[0]
     ny = 15 + n_t
     nz = ny * (1 + n_dir)
@@ -73,6 +77,10 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         kk = k - 1 if last else k
         Ne0, Ne1, Ne2 = N_end[kk, 0], N_end[kk, 1], N_end[kk, 2]
         q0, q1, q2 = q_step[kk, 0], q_step[kk, 1], q_step[kk, 2]
+        # Magnetized backbone: body-frame dipole density mu of this step [A m].
+        mu0, mu1, mu2 = seg_dip[seg, 0], seg_dip[seg, 1], seg_dip[seg, 2]
+        magnetized = mu0 != 0.0 or mu1 != 0.0 or mu2 != 0.0
+        wm0 = wm1 = wm2 = 0.0  # R mu (world)
         loaded = False
         for i in range(n_t):
             if tendon[i, 3] >= seg and tau[i] * tau_scale[kk, i] != 0.0:
@@ -290,6 +298,10 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 for a in range(6):
                     X_out[k, a] = x[a]
             if last:
+                # The last node's dipole, after storing: the stored end state is the material's
+                # (as with M_tip), the returned z the distal side the residual compares.
+                if node_dip[k, 0] != 0.0 or node_dip[k, 1] != 0.0 or node_dip[k, 2] != 0.0:
+                    _dipole_drop(z, ny, n_dir, node_dip[k], B, fdir0)
                 break
             dz = K[stage]
             # ---- p' = R v ; R' = R [u]x ; M' = -p' x N
@@ -311,6 +323,14 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
             dz[12] = -(pd1 * N2 - pd2 * N1)
             dz[13] = -(pd2 * N0 - pd0 * N2)
             dz[14] = -(pd0 * N1 - pd1 * N0)
+            if magnetized:
+                # Magnetization: M' -= (R mu) x B, the moment density on the section.
+                wm0 = r00 * mu0 + r01 * mu1 + r02 * mu2
+                wm1 = r10 * mu0 + r11 * mu1 + r12 * mu2
+                wm2 = r20 * mu0 + r21 * mu1 + r22 * mu2
+                dz[12] -= wm1 * B[2] - wm2 * B[1]
+                dz[13] -= wm2 * B[0] - wm0 * B[2]
+                dz[14] -= wm0 * B[1] - wm1 * B[0]
             # ---- l_i' = |v + u x r_i| for the tendons passing this segment
             for i in range(n_t):
                 if tendon[i, 3] >= seg:
@@ -339,7 +359,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 b[3] = e00 * M0 + e10 * M1 + e20 * M2 + r00 * dM0 + r10 * dM1 + r20 * dM2
                 b[4] = e01 * M0 + e11 * M1 + e21 * M2 + r01 * dM0 + r11 * dM1 + r21 * dM2
                 b[5] = e02 * M0 + e12 * M1 + e22 * M2 + r02 * dM0 + r12 * dM1 + r22 * dM2
-                if d >= tdir0:
+                if tdir0 <= d < tdir0 + n_t:
                     j = d - tdir0
                     if tendon[j, 3] >= seg:
                         # minus dg/dtau_j: tendon j's force and moment on the section
@@ -411,6 +431,16 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 dz[o + 12] = -(dp1 * N2 - dp2 * N1)
                 dz[o + 13] = -(dp2 * N0 - dp0 * N2)
                 dz[o + 14] = -(dp0 * N1 - dp1 * N0)
+                if magnetized:
+                    # d((R mu) x B) = (dR mu) x B, plus (R mu) x e_j along field direction j.
+                    f0 = e00 * mu0 + e01 * mu1 + e02 * mu2
+                    f1 = e10 * mu0 + e11 * mu1 + e12 * mu2
+                    f2 = e20 * mu0 + e21 * mu1 + e22 * mu2
+                    dz[o + 12] -= f1 * B[2] - f2 * B[1]
+                    dz[o + 13] -= f2 * B[0] - f0 * B[2]
+                    dz[o + 14] -= f0 * B[1] - f1 * B[0]
+                    if 0 <= fdir0 <= d < fdir0 + 3:
+                        _cross_e_sub(dz, o + 12, wm0, wm1, wm2, d - fdir0)
                 # dl_i' = t_i . (dv + du x r_i)
                 for i in range(n_t):
                     if tendon[i, 3] >= seg:
@@ -428,10 +458,48 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         # A point moment at node k+1 belongs to the proximal side: M drops across it.
         for a in range(3):
             z[12 + a] -= node_moment[k + 1, a]
+        # So does a point dipole's torque (R m) x B (with its sensitivities; at k1 see above).
+        nd = node_dip[k + 1]
+        if k + 1 < k1 and (nd[0] != 0.0 or nd[1] != 0.0 or nd[2] != 0.0):
+            _dipole_drop(z, ny, n_dir, nd, B, fdir0)
     for a in range(nz):
         if not np.isfinite(z[a]):
             return False
     return True
+
+
+@njit(cache=True)
+def _cross_e_sub(out, o, w0, w1, w2, j):
+    """out[o:o + 3] -= w x e_j."""
+    if j == 0:
+        out[o + 1] -= w2
+        out[o + 2] += w1
+    elif j == 1:
+        out[o + 0] += w2
+        out[o + 2] -= w0
+    else:
+        out[o + 0] -= w1
+        out[o + 1] += w0
+
+
+@njit(cache=True)
+def _dipole_drop(z, ny, n_dir, m, B, fdir0):
+    """Total moment across a point dipole m (3,) [A m^2] (body frame) in the field B (3,) [T]:
+    M -= (R m) x B, and along every sensitivity direction dM -= (dR m) x B (+ (R m) x e_j for
+    the field directions fdir0..fdir0+2)."""
+    for d in range(-1, n_dir):
+        o = ny * (1 + d)
+        w0 = z[o + 3] * m[0] + z[o + 4] * m[1] + z[o + 5] * m[2]
+        w1 = z[o + 6] * m[0] + z[o + 7] * m[1] + z[o + 8] * m[2]
+        w2 = z[o + 9] * m[0] + z[o + 10] * m[1] + z[o + 11] * m[2]
+        z[o + 12] -= w1 * B[2] - w2 * B[1]
+        z[o + 13] -= w2 * B[0] - w0 * B[2]
+        z[o + 14] -= w0 * B[1] - w1 * B[0]
+        if 0 <= fdir0 <= d < fdir0 + 3:
+            r0 = z[3] * m[0] + z[4] * m[1] + z[5] * m[2]
+            r1 = z[6] * m[0] + z[7] * m[1] + z[8] * m[2]
+            r2 = z[9] * m[0] + z[10] * m[1] + z[11] * m[2]
+            _cross_e_sub(z, o + 12, r0, r1, r2, d - fdir0)
 
 
 @njit(cache=True)
