@@ -23,9 +23,15 @@ from softrod.rods._inputs import StaticLoads, _base_moment_on_shape, _loads_at, 
 from softrod.rods._model import RodModel
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
+from softrod.rods._shooting import _MAX_TIP_MOVE
 from softrod.rods._static_kernels import _evaluate, _residual
 
 __all__ = ["ObserverGains", "ObserverState", "observer_update"]
+
+#: `StaticResult.status` of an observer update whose tip moved more than `solve_static`'s
+#: continuation step rule allows (`_shooting._MAX_TIP_MOVE` of the length) from the guess's
+#: tip: a branch jump (or a snap-through), as status 5 of a continuation.
+STATUS_JUMP = 5
 
 
 @dataclass(frozen=True)
@@ -49,9 +55,13 @@ class ObserverGains:
     max_updates: int = 1
     #: Scaled boundary residual below which no extra update runs (the solver's DEFAULT_RTOL).
     rtol: float = 1e-10
+    #: Largest tip motion per step, as a fraction of the length, that is reported converged:
+    #: `solve_static`'s continuation step rule (`_shooting._MAX_TIP_MOVE`); a larger motion is
+    #: a branch jump or snap-through (status 5 / not converged, with a message).
+    max_tip_move: float = _MAX_TIP_MOVE
 
     def __post_init__(self) -> None:
-        for name in ("P0", "Q", "V", "dt", "max_step", "rtol"):
+        for name in ("P0", "Q", "V", "dt", "max_step", "rtol", "max_tip_move"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"observer gain {name} must be > 0, got {value!r}")
@@ -72,6 +82,17 @@ class ObserverState:
     gains: ObserverGains = field(default_factory=ObserverGains)
     positions: np.ndarray | None = None
     load_moment: np.ndarray | None = None
+
+    @classmethod
+    def from_result(
+        cls, model: RodModel, result: StaticResult, gains: ObserverGains | None = None
+    ) -> ObserverState:
+        """A fresh observer state (covariance P0) at the unknowns of a converged result of
+        `model` (its base moment, and tensions under length control)."""
+        gains = gains or ObserverGains()
+        n_unk = 3 + (model.n_tendons if result.inputs.lengths is not None else 0)
+        x = np.concatenate([result.base_moment, result.tendon_tension])[:n_unk]
+        return cls(x / _x_scale(model, n_unk), gains.P0 * np.eye(n_unk), gains)
 
 
 @njit(cache=True)
@@ -196,6 +217,17 @@ def observer_update(
     return new_state, Y, X, np.asarray(tau, float), res_norm, True
 
 
+def jump_message(model: RodModel, move: float, fraction: float = _MAX_TIP_MOVE) -> str:
+    """What an observer step whose tip moved `move` [m] (above the step rule) reports."""
+    bound = fraction * model.total_length
+    return (
+        f"observer update jumps: the tip moved {1e3 * move:.1f} mm in one update, more than "
+        f"the continuation step rule allows ({fraction:g} L = {1e3 * bound:.1f} mm): a "
+        "branch change or snap-through, not the equilibrium reached gradually (use smaller "
+        "input steps or method='shooting')"
+    )
+
+
 def _solve_observer(
     model: RodModel,
     inp: StaticLoads,
@@ -216,8 +248,14 @@ def _solve_observer(
             state = ObserverState(x / _x_scale(model, n_unk), gains.P0 * np.eye(n_unk), gains)
     new_state, Y, X, tau, res_norm, ok = observer_update(model, inp, state, rtol=rtol)
     loads = _loads_at(model, inp, 1.0)
+    move = (
+        float(np.linalg.norm(Y[-1, :3] - guess.tip_position)) if guess is not None and ok else 0.0
+    )
     if not ok:
         status, message = 3, "observer update failed: the integration produced non-finite values"
+    elif move > new_state.gains.max_tip_move * model.total_length:
+        status = STATUS_JUMP
+        message = jump_message(model, move, new_state.gains.max_tip_move)
     elif res_norm <= rtol:
         status, message = 0, "observer update; boundary residual within rtol"
     else:
