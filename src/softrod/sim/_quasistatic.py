@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ _INPUT_KEYS = (
     "base_quaternion",
     "extensions",
 )
+_INPUT_SET = frozenset(_INPUT_KEYS)
 
 
 @dataclass(frozen=True)
@@ -196,8 +198,8 @@ class QuasiStaticSim:
         base_quaternion (4,); extensions (n_seg,) [m]. Returns (tip (3,), positions (n, 3) or
         None, tensions (n_t,), residual, converged).
         """
-        unknown = set(inputs) - set(_INPUT_KEYS)
-        if unknown:
+        if not _INPUT_SET.issuperset(inputs):
+            unknown = set(inputs) - _INPUT_SET
             raise ValueError(
                 f"unknown input {sorted(unknown)[0]!r}; expected one of {list(_INPUT_KEYS)}"
             )
@@ -224,8 +226,8 @@ class QuasiStaticSim:
         else:
             out = self._observer_step(model, inputs)
         # The tip in the base frame (a moving base moves it without any bending).
-        local = model.base_rotation.T @ (out[0] - model.base_position)
-        self._tip = local if np.all(np.isfinite(local)) else None
+        local = (out[0] - model.base_position) @ model.base_rotation
+        self._tip = local if math.isfinite(local.sum()) else None
         self.t += self.dt
         return out
 
@@ -242,8 +244,8 @@ class QuasiStaticSim:
         bound = self.gains.max_tip_move * model.total_length
         move = 0.0
         if self._tip is not None and ok:
-            local = model.base_rotation.T @ (tip - model.base_position)
-            move = float(np.linalg.norm(local - self._tip))
+            d = (tip - model.base_position) @ model.base_rotation - self._tip
+            move = math.sqrt(d @ d)
         if move <= bound:
             return (
                 tip,
