@@ -3,6 +3,15 @@
 shooting and the time per step for max_updates = 1 (the paper) and a few more.
 
     PYTHONPATH=src .venv/bin/python dev/observer_fast_input.py [SECONDS] [REPEATS]
+
+Measured 2026-11-26 (`... 3 3`, load average ~10 on the shared 2 cores, before / after the
+observer became one kernel call per step, same shell run): max_updates=2 step_ms_min 0.332 /
+0.288, medians 0.40-0.66 / 0.35-0.56 ms (noise from other jobs); max_updates=1 min 0.239 /
+0.246; errors unchanged (max_updates=2: max 4.1e-7 m, median 6e-12 m after 5 steps). The
+integrations alone set a floor: the kernel takes 0.108 ms (1 update) and 0.171 ms (2 updates:
+two integrations with sensitivities and the zero-lag one) at best here, so the issue's 0.15 ms
+with 2 updates is not reached; of the rest, `check_inputs` and `_inputs._loads_at` are ~30 %
+of a step (profiled).
 """
 
 import json

@@ -20,6 +20,7 @@ from softrod.rods._batch_types import BatchArrays, BatchLoads
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._pcc import _pcc_lengths_matrix
 from softrod.rods._shooting import _MULTI_SHOOT_ANGLE, _STATUS_MESSAGES
+from softrod.rods._stability import STATUS_UNSTABLE
 from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL
 
 __all__ = ["StaticBatchItem", "StaticBatchResult", "solve_static_batch"]
@@ -27,6 +28,11 @@ __all__ = ["StaticBatchItem", "StaticBatchResult", "solve_static_batch"]
 #: What each item status means (`_shooting`'s Newton statuses plus the batch's own).
 BATCH_STATUS_MESSAGES = {
     **_STATUS_MESSAGES,
+    STATUS_UNSTABLE: (
+        "the equilibrium is unstable (a negative direction of the energy's second variation); "
+        "the batch does not continue onto a stable branch: solve this item with solve_static, "
+        "which does"
+    ),
     STATUS_NEEDS_MULTIPLE_SHOOTING: (
         f"load bending angle above {_MULTI_SHOOT_ANGLE:g} rad needs multiple shooting, which "
         "the batched solver does not run: solve this item with solve_static"
@@ -52,6 +58,7 @@ class StaticBatchItem:
     tensions: np.ndarray
     jacobian: np.ndarray | None
     positions: np.ndarray | None
+    stable: bool | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +75,13 @@ class StaticBatchResult:
     for failed items, or None when not asked for. positions : (B, n_nodes, 3) backbone shapes
     [m] at arc lengths `s` (n_nodes,), or None when not asked for. control : "tension" or
     "length". warm : (B, k) shooting unknowns that `guess=` reuses. message : a summary line.
+    stable : (B,) bool, True where the equilibrium was checked and is a strict minimum of the
+    energy (`StaticResult.stable`; unstable items have success False, status 7), or None when
+    not checked (check_stability=False, length control, the Warp back end).
+    balanced_actuation (B, n_t), balanced_forces (B, 4, 3) (tip force, tip moment, distributed
+    force, gravity): the inputs each returned equilibrium balances (a warm start from this
+    batch moves each item's inputs from them); from_guess (B,) bool: load_scale is the
+    fraction of the way from the guess's inputs rather than from rest.
     """
 
     tip_position: np.ndarray
@@ -84,6 +98,10 @@ class StaticBatchResult:
     control: str
     warm: np.ndarray
     message: str
+    stable: np.ndarray | None = None
+    balanced_actuation: np.ndarray | None = None
+    balanced_forces: np.ndarray | None = None
+    from_guess: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.success.shape[0])
@@ -99,7 +117,11 @@ class StaticBatchResult:
         return StaticBatchItem(
             success=bool(self.success[i]),
             status=status,
-            message=_item_message(status, float(self.load_scale[i])),
+            message=_item_message(
+                status,
+                float(self.load_scale[i]),
+                self.from_guess is not None and bool(self.from_guess[i]),
+            ),
             residual=float(self.residual[i]),
             iterations=int(self.iterations[i]),
             tip_position=self.tip_position[i],
@@ -107,18 +129,22 @@ class StaticBatchResult:
             tensions=self.tensions[i],
             jacobian=None if self.jacobian is None else self.jacobian[i],
             positions=None if self.positions is None else self.positions[i],
+            stable=None if self.stable is None else bool(self.stable[i]),
         )
 
 
-def _item_message(status: int, load_scale: float) -> str:
+def _item_message(status: int, load_scale: float, from_guess: bool = False) -> str:
     if status == 0:
         return "converged"
     text = BATCH_STATUS_MESSAGES.get(status, "failed")
     if status == STATUS_NEEDS_MULTIPLE_SHOOTING:
         return f"not solved: {text}"
+    if status == STATUS_UNSTABLE:
+        return f"not a stable answer: {text}"
+    where = "of the way from the guess's loads" if from_guess else "of the load"
     return (
         f"did not converge: {text}; the outputs are the equilibrium at "
-        f"{100 * load_scale:.1f}% of the load"
+        f"{100 * load_scale:.1f}% {where}"
     )
 
 
@@ -224,6 +250,10 @@ def _model_arrays(model: RodModel) -> tuple[Any, ...]:
         np.ascontiguousarray(pcc_l0),
         np.ascontiguousarray(pcc_A),
         scales,
+        np.ascontiguousarray(model.tendon_r, dtype=float),
+        np.ascontiguousarray(model.tendon_seg),
+        np.ascontiguousarray(model.seg_length, dtype=float),
+        np.ascontiguousarray(model.K_bt, dtype=float),
     )
 
 
@@ -231,12 +261,13 @@ def _solve_batch_cpu(
     model: RodModel,
     loads: BatchLoads,
     *,
-    guess: np.ndarray | None,
+    guess: _Warm | None,
     jacobian: bool,
     shapes: bool,
     rtol: float,
     max_iter: int,
     threads: int | None,
+    check_stability: bool,
 ) -> BatchArrays:
     """The numba back end: one `prange` over the items (`_batch_kernels._solve_batch`)."""
     import numba
@@ -245,52 +276,95 @@ def _solve_batch_cpu(
     n_t = model.n_tendons
     length_mode = loads.control == "length"
     n_unk = 3 + (n_t if length_mode else 0)
-    forces = np.ascontiguousarray(
-        np.stack([loads.tip_force, loads.tip_moment, loads.distributed_force, loads.gravity], 1)
-    )
+    forces = _forces(loads)
+    flags = np.zeros((B, 3), dtype=np.int64)
+    flags[:, 2] = int(check_stability)
+    start_act = np.zeros((B, n_t))
+    start_forces = np.zeros((B, 4, 3))
     if guess is not None:
-        warm = np.ascontiguousarray(guess, dtype=float)
+        warm = np.ascontiguousarray(guess.unknowns, dtype=float)
         has_warm = np.all(np.isfinite(warm), axis=1)
         warm = np.where(has_warm[:, None], warm, 0.0)
+        flags[:, 0] = has_warm
+        if guess.actuation is not None and guess.forces is not None:
+            has_start = has_warm & np.all(np.isfinite(guess.actuation), axis=1)
+            has_start &= np.all(np.isfinite(guess.forces), axis=(1, 2))
+            flags[:, 1] = has_start
+            start_act = np.where(has_start[:, None], guess.actuation, 0.0)
+            start_forces = np.where(has_start[:, None, None], guess.forces, 0.0)
     else:
         warm = np.zeros((B, n_unk))
-        has_warm = np.zeros(B, dtype=bool)
     unknowns = np.empty((B, n_unk))
     tensions = np.empty((B, n_t))
     tip = np.empty((B, 3))
     rotation = np.empty((B, 3, 3))
-    stats = np.empty((B, 4))
+    stats = np.empty((B, 6))
     jac = np.empty((B, 3, n_t)) if jacobian else np.empty((B, 0, 0))
     positions = np.empty((B, model.n_nodes, 3)) if shapes else np.empty((0, 0, 3))
+    balanced_act = np.empty((B, n_t))
+    balanced_forces = np.empty((B, 4, 3))
     previous = numba.get_num_threads()
     if threads is not None:
         numba.set_num_threads(threads)
     try:
         _solve_batch(
             length_mode,
-            (loads.actuation, forces, warm, has_warm),
+            (
+                loads.actuation,
+                forces,
+                warm,
+                np.ascontiguousarray(start_act),
+                np.ascontiguousarray(start_forces),
+                flags,
+            ),
             _model_arrays(model),
             rtol,
             max_iter,
             jacobian,
             shapes,
-            (unknowns, tensions, tip, rotation, stats, jac, positions),
-        )
+            (
+                unknowns, tensions, tip, rotation, stats, jac, positions, balanced_act,
+                balanced_forces,
+            ),
+        )  # fmt: skip
     finally:
         numba.set_num_threads(previous)
+    status = stats[:, 0].astype(np.int64)
+    checked = check_stability and not length_mode
     return BatchArrays(
         tip_position=tip,
         tip_rotation=rotation,
-        success=stats[:, 0] == 0,
+        success=status == 0,
         residual=stats[:, 1].copy(),
         iterations=stats[:, 2].astype(np.int64),
         unknowns=unknowns,
         tensions=tensions,
         jacobian=jac if jacobian else None,
         positions=positions if shapes else None,
-        status=stats[:, 0].astype(np.int64),
+        status=status,
         load_scale=stats[:, 3].copy(),
+        from_guess=stats[:, 4] == 1.0,
+        stable=(stats[:, 5] == 1.0) if checked else None,
+        balanced_actuation=balanced_act,
+        balanced_forces=balanced_forces,
     )
+
+
+def _forces(loads: BatchLoads) -> np.ndarray:
+    """(B, 4, 3): tip force, tip moment, distributed force, gravity (the kernels' layout)."""
+    return np.ascontiguousarray(
+        np.stack([loads.tip_force, loads.tip_moment, loads.distributed_force, loads.gravity], 1)
+    )
+
+
+@dataclass(frozen=True)
+class _Warm:
+    """A checked `guess=`: unknowns (B, k) (NaN rows for failed items) and the inputs they
+    balance, actuation (B, n_t) and forces (B, 4, 3), or None when the guess lacks them."""
+
+    unknowns: np.ndarray
+    actuation: np.ndarray | None
+    forces: np.ndarray | None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,6 +387,7 @@ def solve_static_batch(
     threads: int | None = None,
     rtol: float = DEFAULT_RTOL,
     max_iter: int = DEFAULT_MAX_ITER,
+    check_stability: bool = True,
 ) -> StaticBatchResult:
     """Static equilibria of B load cases of one robot, solved in parallel.
 
@@ -338,6 +413,9 @@ def solve_static_batch(
     shapes : also return the backbone positions (B, n_nodes, 3).
     threads : CPU threads for this call (default: numba's, the number of cores).
     rtol, max_iter : as in `solve_static`.
+    check_stability : test each converged item's stability (as `solve_static`; tension
+        control on the CPU) and fill `stable`; an unstable item comes back with success False
+        and status 7 (the batch does not continue onto the buckled branch: solve_static does).
 
     Inputs with a leading batch axis must share B; unbatched ones are broadcast (B = 1 when none
     is batched). Raises ValueError naming the argument and its shape for bad input.
@@ -348,6 +426,8 @@ def solve_static_batch(
         raise ValueError(f"max_iter must be a non-negative integer, got {max_iter!r}")
     if not isinstance(device, str) or not device:
         raise ValueError(f"device must be 'cpu' or a Warp device such as 'cuda:0', got {device!r}")
+    if not isinstance(check_stability, bool):
+        raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
     if threads is not None:
         import numba
 
@@ -377,6 +457,7 @@ def solve_static_batch(
             rtol=float(rtol),
             max_iter=max_iter,
             threads=threads,
+            check_stability=check_stability,
         )
     else:
         try:
@@ -390,7 +471,7 @@ def solve_static_batch(
             model,
             loads,
             device=device,
-            guess=warm,
+            guess=None if warm is None else warm.unknowns,
             jacobian=jacobian,
             shapes=shapes,
             rtol=float(rtol),
@@ -399,8 +480,9 @@ def solve_static_batch(
     return _wrap(out, loads, model, shapes)
 
 
-def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> np.ndarray | None:
-    """The warm unknowns (B, k) of `guess` (NaN rows for its failed items), checked."""
+def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> _Warm | None:
+    """The warm unknowns (B, k) of `guess` (NaN rows for its failed items) and the inputs
+    they balance, checked."""
     if guess is None:
         return None
     if not isinstance(guess, StaticBatchResult):
@@ -416,7 +498,14 @@ def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> np.ndarray | None:
             f"(unknowns (B, {n_unk})), got a {guess.control}-controlled one with "
             f"{guess.warm.shape}"
         )
-    return np.where(guess.success[:, None], guess.warm, np.nan)
+    unknowns = np.where(guess.success[:, None], guess.warm, np.nan)
+    if guess.balanced_actuation is None or guess.balanced_forces is None:
+        return _Warm(unknowns, None, None)
+    if guess.balanced_actuation.shape != (loads.size, n_t):
+        raise ValueError(
+            f"guess has {guess.balanced_actuation.shape[1]} tendons, this robot has {n_t}"
+        )
+    return _Warm(unknowns, guess.balanced_actuation, guess.balanced_forces)
 
 
 def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) -> StaticBatchResult:
@@ -438,15 +527,23 @@ def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) ->
         # A Jacobian exists only at a converged equilibrium (as `tip_jacobian`).
         jacobian = np.array(jacobian, dtype=float)
         jacobian[~success] = np.nan
+    from_guess = (
+        np.asarray(out.from_guess, dtype=bool)
+        if out.from_guess is not None
+        else np.zeros(B, dtype=bool)
+    )
+    balanced_act, balanced_forces = out.balanced_actuation, out.balanced_forces
+    if balanced_act is None or balanced_forces is None:
+        # A back end that reaches the full inputs or fails: successes balance the inputs.
+        balanced_act = np.where(success[:, None], loads.actuation, np.nan)
+        balanced_forces = np.where(success[:, None, None], _forces(loads), np.nan)
     n_failed = int(np.count_nonzero(~success))
     if n_failed == 0:
         message = f"all {B} converged"
     else:
         first = int(np.flatnonzero(~success)[0])
-        message = (
-            f"{n_failed} of {B} did not converge (first: item {first}, "
-            f"{_item_message(int(status[first]), float(load_scale[first]))})"
-        )
+        text = _item_message(int(status[first]), float(load_scale[first]), bool(from_guess[first]))
+        message = f"{n_failed} of {B} did not converge (first: item {first}, {text})"
     return StaticBatchResult(
         tip_position=out.tip_position,
         tip_rotation=out.tip_rotation,
@@ -462,4 +559,8 @@ def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) ->
         control=loads.control,
         warm=out.unknowns,
         message=message,
+        stable=None if out.stable is None else np.asarray(out.stable, dtype=bool),
+        balanced_actuation=balanced_act,
+        balanced_forces=balanced_forces,
+        from_guess=from_guess,
     )

@@ -1,20 +1,25 @@
 """Numba kernels of the batched static solve on CPU threads (`_batch.solve_static_batch`).
 
 One `prange` over the B items; each item runs what `solve_static(method="shooting")` runs for
-it (`_shooting._solve_shooting`), on the single-shooting kernels of `_static_kernels`:
-direct Newton when the load is small (or from a warm start), load continuation from the
-unloaded robot otherwise or when Newton fails, and the same constants, so every item lands on
-the equilibrium `solve_static` finds. Items whose load would need multiple shooting
-(bending angle above `_MULTI_SHOOT_ANGLE`) are not solved: they come back with status
-`STATUS_NEEDS_MULTIPLE_SHOOTING` and NaN outputs, never with a single-shooting answer that may sit
-on a looped branch.
+it (`_shooting._solve_once`), on the single-shooting kernels of `_static_kernels`, with the
+same constants and path rules: direct Newton (bounded steps) when the change of inputs bends
+the robot little (external loads and tendons, `_direct_ok`), else continuation from rest or
+from the guess's inputs whose steps are accepted only while the tip stays on the branch
+(`_tip_step_ok`; status 5 when the smallest step still jumps), so every item lands on the
+equilibrium `solve_static` finds or fails with its status. Converged tension-controlled items
+are checked for stability (`_stability`'s kernels; status 7 when unstable). Items whose load
+would need multiple shooting (bending angle above `_MULTI_SHOOT_ANGLE`) are not solved: they
+come back with status `STATUS_NEEDS_MULTIPLE_SHOOTING` and NaN outputs, never with a
+single-shooting answer that may sit on a looped branch.
 
 Packed per-robot arrays (`model_par`):
     geo : `RodModel.kernel_geometry`; base : `RodModel.kernel_base`.
     node_point_mass (n_nodes,) [kg]; straight (n_nodes, 3) unloaded straight centreline [m];
     tendon_k (n_t,) [N/m]; tendon_rest (n_t,) [m]; pcc_l0 (n_t,) [m], pcc_A (n_t, n_t) [m/N]
     (constant-curvature tendon lengths l = l0 + A tau, the cold start under length control).
-    scales = (moment_scale [N m], tension_scale [N], total_length [m]).
+    scales = (moment_scale [N m], tension_scale [N], total_length [m]);
+    tendon_r (n_t, 3) [m], tendon_seg (n_t,), seg_length (n_seg,) [m], K_bt (n_seg, 3)
+    [N m^2] (the tendons' bending number, `_shooting._tendon_bending`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,11 @@ import numpy as np
 from numba import njit, prange
 
 from softrod.rods._pcc import _pcc_tensions_kernel
+from softrod.rods._stability import (
+    STATUS_UNSTABLE,
+    _second_variation_inertia,
+    _transfer_maps,
+)
 from softrod.rods._static_kernels import (
     _distal_loads,
     _distal_moments_on_shape,
@@ -32,17 +42,24 @@ from softrod.rods._static_kernels import (
 
 # The strategy constants are `_shooting`'s (imported, not copied, so the two cannot drift).
 from softrod.rods._shooting import (  # isort: skip
+    _CONTINUATION_STEP_BOUND,
+    _DIRECT_BENDING_ANGLE,
     _DIRECT_LOAD_ANGLE,
+    _DIRECT_STEP_BOUND,
     _MAX_CONTINUATION_SOLVES,
+    _MAX_TIP_DEVIATION,
+    _MAX_TIP_MOVE,
     _MIN_LOAD_STEP,
     _MULTI_SHOOT_ANGLE,
     _ROUND_OFF_RESIDUAL,
+    _tendon_bending,
 )
 
 __all__: list[str] = []
 
-#: Item status beyond `_newton`'s 0-3: the load needs multiple shooting (not solved here).
-STATUS_NEEDS_MULTIPLE_SHOOTING = 5
+#: Item status beyond `_shooting`'s (0-3 Newton, 5 a jump, 6 the time budget) and
+#: `_stability`'s 7 (unstable): the load needs multiple shooting (not solved here).
+STATUS_NEEDS_MULTIPLE_SHOOTING = 8
 
 
 @njit(cache=True)
@@ -78,28 +95,25 @@ def _no_field(geo):
 
 
 @njit(cache=True)
-def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters):
-    """`_shooting`'s `run`: Newton on x (in place) at load level lam; returns the status."""
-    geo, base, node_point_mass, _, tendon_k, tendon_rest, _, _, scales = model_par
+def _run(x, act, force, iters, bound, length_mode, model_par, rtol, Y, X, counters):
+    """`_shooting`'s `run`: Newton on x (in place) at the inputs (act, force) (tensions [N]
+    or commanded lengths [m] by `length_mode`; force (4, 3) as in `_loads_at`), every step
+    bounded by `bound` in the scaled unknowns; returns the status."""
+    geo, base, node_point_mass, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
     n_steps = geo[1].shape[0]
-    n_t = tau.shape[0]
+    n_t = act.shape[0]
     N_end = np.empty((n_steps, 3))
     q_step = np.empty((n_steps, 3))
-    _loads_at(geo, node_point_mass, force, lam, N_end, q_step)
+    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
     node_moment = np.zeros((n_steps + 1, 3))
     tau_scale = np.ones((n_steps, n_t))  # no tendon friction in the batch
-    tau_lam = np.empty(n_t)
-    L_lam = np.zeros(n_t)
-    for j in range(n_t):
-        tau_lam[j] = lam * tau[j]
-        if length_mode:
-            L_lam[j] = tendon_rest[j] + lam * (L_cmd[j] - tendon_rest[j])
-    M_tip = lam * force[1]
-    bc = (M_tip, L_lam, tendon_k, scales[0], scales[1])
+    tau = np.zeros(n_t) if length_mode else act.copy()
+    L_cmd = act.copy() if length_mode else np.zeros(n_t)
+    bc = (force[1].copy(), L_cmd, tendon_k, scales[0], scales[1])
     return _newton(
         x,
         length_mode,
-        tau_lam,
+        tau,
         base,
         geo,
         (N_end, q_step, node_moment, tau_scale, _no_field(geo)),
@@ -109,48 +123,156 @@ def _run(x, lam, iters, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, c
         Y,
         X,
         counters,
+        bound,
     )
 
 
 @njit(cache=True)
-def _continuation(
-    dlam, dlam_max, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters, x_out
+def _blend_into(act0, force0, act1, force1, mu, act_out, force_out):
+    """(1 - mu) start + mu target of the inputs (`_inputs._blend`)."""
+    for j in range(act0.shape[0]):
+        act_out[j] = (1.0 - mu) * act0[j] + mu * act1[j]
+    for a in range(4):
+        for c in range(3):
+            force_out[a, c] = (1.0 - mu) * force0[a, c] + mu * force1[a, c]
+
+
+@njit(cache=True)
+def _load_angle(geo, node_point_mass, straight, force, m_scale, length, moment_out):
+    """`_inputs._load_number` of the loads `force` (4, 3) [rad]; moment_out (3,) receives
+    their base moment on the straight robot [N m] (the cold start)."""
+    n_steps = geo[1].shape[0]
+    N_end = np.empty((n_steps, 3))
+    q_step = np.empty((n_steps, 3))
+    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
+    moments = np.empty((n_steps + 1, 3))
+    _distal_moments_on_shape(
+        straight, geo[0], N_end, q_step, np.zeros((n_steps + 1, 3)), force[1], moments
+    )
+    moment_out[:] = moments[0]
+    straight_moment = np.sqrt(moments[0, 0] ** 2 + moments[0, 1] ** 2 + moments[0, 2] ** 2)
+    force_max = 0.0
+    for k in range(n_steps):
+        for a in range(3):
+            force_max = max(force_max, abs(N_end[k, a]))
+    return max(straight_moment, force_max * length) / m_scale
+
+
+@njit(cache=True)
+def _tendon_angle(act0, act1, length_mode, model_par):
+    """`_shooting._tendon_number` of the tendons' change from act0 to act1 (tensions, or their
+    constant-curvature estimate under length control) [rad]."""
+    _, _, _, _, tendon_k, _, pcc_l0, pcc_A, _, tendon_r, tendon_seg, seg_length, K_bt = model_par
+    n_t = act0.shape[0]
+    if n_t == 0:
+        return 0.0
+    dtau = np.empty(n_t)
+    if length_mode:
+        t0 = np.empty(n_t)
+        _pcc_tensions_kernel(pcc_l0, pcc_A, tendon_k, act0, t0)
+        _pcc_tensions_kernel(pcc_l0, pcc_A, tendon_k, act1, dtau)
+        dtau -= t0
+    else:
+        dtau[:] = act1 - act0
+    return _tendon_bending(tendon_r, tendon_seg, dtau, seg_length, K_bt)
+
+
+@njit(cache=True)
+def _path_angles(act0, force0, act1, force1, length_mode, model_par):
+    """(external, total) bending angle [rad] of the change of inputs from start to target:
+    `_inputs._load_number` of the load change and that plus the tendons' (`_bending_number`)."""
+    geo, _, node_point_mass, straight, _, _, _, _, scales, _, _, _, _ = model_par
+    dforce = force1 - force0
+    moment = np.empty(3)
+    external = _load_angle(geo, node_point_mass, straight, dforce, scales[0], scales[2], moment)
+    return external, external + _tendon_angle(act0, act1, length_mode, model_par)
+
+
+@njit(cache=True)
+def _direct_ok(act0, force0, act1, force1, length_mode, model_par):
+    """`_shooting._direct_ok`: Newton may go from the equilibrium at the start to the target."""
+    external, total = _path_angles(act0, force0, act1, force1, length_mode, model_par)
+    return external <= _DIRECT_LOAD_ANGLE and total <= _DIRECT_BENDING_ANGLE
+
+
+@njit(cache=True)
+def _tip_step_ok(tip, tip_cur, tip_prev, has_prev, ratio, length):
+    """`_shooting._tip_step_ok`: the corrected tip (3,) moved at most `_MAX_TIP_MOVE` L from
+    the last equilibrium's and lies within `_MAX_TIP_DEVIATION` L of the secant prediction."""
+    move = 0.0
+    dev = 0.0
+    for a in range(3):
+        if not np.isfinite(tip[a]):
+            return False
+        move += (tip[a] - tip_cur[a]) ** 2
+        if has_prev:
+            dev += (tip[a] - tip_cur[a] - ratio * (tip_cur[a] - tip_prev[a])) ** 2
+    if np.sqrt(move) > _MAX_TIP_MOVE * length:
+        return False
+    return not has_prev or np.sqrt(dev) <= _MAX_TIP_DEVIATION * length
+
+
+@njit(cache=True)
+def _follow(
+    act0, force0, act1, force1, x_start, dmu, length_mode, model_par, rtol, Y, X, counters, x_out
 ):
-    """`_shooting`'s `continuation`: ramp every load from the unloaded robot with adaptive
-    increments (the branch a physical robot follows). x_out receives the unknowns at the last
-    load level reached; returns (load level reached, status)."""
+    """`_shooting`'s `follow`: move the inputs from the start (an equilibrium at x_start) to
+    the target with adaptive increments and a secant predictor; a step is kept only when
+    Newton converged with bounded steps and the tip stayed on the branch (`_tip_step_ok`),
+    else it is halved. x_out receives the unknowns at the last level reached; returns (the
+    fraction of the way reached, status: 0, 5 for a jump within the smallest step, else
+    Newton's)."""
+    length = model_par[8][2]
     n = x_out.shape[0]
-    lam = 0.0
-    x_lam = np.zeros(n)
+    act = np.empty(act0.shape[0])
+    force = np.empty((4, 3))
+    mu = 0.0
+    mu_prev = 0.0
+    x_mu = x_start.copy()
     x_prev = np.zeros(n)
     has_prev = False
-    lam_prev = 0.0
+    # The starting shape (its tip is the first step's reference).
+    _run(x_mu.copy(), act0, force0, 0, np.inf, length_mode, model_par, rtol, Y, X, counters)
+    last = Y.shape[0] - 1
+    tip_mu = Y[last, 0:3].copy()
+    tip_prev = np.zeros(3)
+    dmu_max = max(dmu, 0.5)
     solves = 0
     st = 0
-    while lam < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
-        trial = min(1.0, lam + dlam)
-        x = x_lam.copy()
-        if has_prev and lam > lam_prev:
-            # Secant predictor along the load path.
-            x += (x_lam - x_prev) * (trial - lam) / (lam - lam_prev)
-        st = _run(x, trial, 12, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters)
+    while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
+        trial = min(1.0, mu + dmu)
+        ratio = (trial - mu) / (mu - mu_prev) if has_prev and mu > mu_prev else 0.0
+        x = x_mu.copy()
+        if has_prev:
+            # Secant predictor along the input path.
+            x += (x_mu - x_prev) * ratio
+        _blend_into(act0, force0, act1, force1, trial, act, force)
+        st = _run(
+            x, act, force, 12, _CONTINUATION_STEP_BOUND, length_mode, model_par, rtol, Y, X,
+            counters,
+        )  # fmt: skip
         solves += 1
+        if st == 0 and not _tip_step_ok(Y[last, 0:3], tip_mu, tip_prev, has_prev, ratio, length):
+            st = 5
         if st == 0:
-            x_prev[:] = x_lam
+            x_prev[:] = x_mu
+            tip_prev[:] = tip_mu
             has_prev = True
-            lam_prev = lam
-            x_lam[:] = x
-            lam = trial
-            dlam = min(2.0 * dlam, dlam_max)
+            mu_prev = mu
+            x_mu[:] = x
+            mu = trial
+            tip_mu[:] = Y[last, 0:3]
+            dmu = min(2.0 * dmu, dmu_max)
         else:
-            dlam *= 0.5
-            if dlam < _MIN_LOAD_STEP:
+            dmu *= 0.5
+            if dmu < _MIN_LOAD_STEP:
                 break
-    x_out[:] = x_lam
-    if lam < 1.0:
-        # Leave Y/X describing the last converged load level.
-        _run(x_lam.copy(), lam, 0, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters)
-        return lam, (st if st != 0 else 1)
+    x_out[:] = x_mu
+    if mu < 1.0:
+        # Leave Y/X describing the last equilibrium reached.
+        _blend_into(act0, force0, act1, force1, mu, act, force)
+        _run(x_mu.copy(), act, force, 0, np.inf, length_mode, model_par, rtol, Y, X, counters)
+        return mu, (st if st != 0 else 1)
     return 1.0, 0
 
 
@@ -158,7 +280,7 @@ def _continuation(
 def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
     """d tip / d actuation (3, n_t) at converged unknowns x, as `_sensitivity.tip_jacobian`:
     the implicit function theorem on the shooting residual (exact RK4 sensitivities)."""
-    geo, base, node_point_mass, _, tendon_k, _, _, _, scales = model_par
+    geo, base, node_point_mass, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
     m_scale, t_scale = scales[0], scales[1]
     n_steps = geo[1].shape[0]
     n_t = tau.shape[0]
@@ -223,7 +345,9 @@ def _solve_item(
     act,
     force,
     warm,
-    has_warm,
+    start_act,
+    start_force,
+    flags,
     model_par,
     rtol,
     max_iter,
@@ -234,37 +358,35 @@ def _solve_item(
     X,
     stats_out,
     jac_out,
+    balanced_act_out,
+    balanced_force_out,
 ):
-    """One static solve, as `_shooting._solve_shooting` runs it (guess: the unknowns `warm`).
+    """One static solve, as `_shooting._solve_once` runs it (guess: the unknowns `warm`,
+    in equilibrium with the inputs (start_act, start_force) when known).
 
     act : (n_t,) tensions [N] or commanded lengths [m]; force : (4, 3) as in `_loads_at`.
-    Writes x_out (n_unk,) unknowns, tau_out (n_t,) tensions [N], Y (n_nodes, 15 + n_t) and
-    X (n_nodes, 6) node arrays, stats_out = (status, residual, iterations, load level), and
-    jac_out (3, n_t) when `jacobian`.
+    flags : (has_warm, has_start, check_stability). Writes x_out (n_unk,) unknowns, tau_out
+    (n_t,) tensions [N], Y (n_nodes, 15 + n_t) and X (n_nodes, 6) node arrays, stats_out =
+    (status, residual, iterations, fraction of the way reached, 1 if the path started at the
+    guess's inputs else 0, stable: 1 / 0 / NaN not checked), jac_out (3, n_t) when `jacobian`,
+    and the inputs the returned equilibrium balances (balanced_act_out, balanced_force_out).
     """
-    geo, _, node_point_mass, straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales = model_par
+    geo, _, node_point_mass, straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales = (
+        model_par[0], model_par[1], model_par[2], model_par[3], model_par[4], model_par[5],
+        model_par[6], model_par[7], model_par[8],
+    )  # fmt: skip
+    has_warm, has_start, check = flags[0], flags[1], flags[2]
     m_scale, length = scales[0], scales[2]
     n_steps = geo[1].shape[0]
     n_t = act.shape[0]
     n_unk = x_out.shape[0]
-    tau = np.zeros(n_t) if length_mode else act
-    L_cmd = act if length_mode else np.zeros(n_t)
     counters = np.zeros(3)
+    stats_out[4] = 0.0
+    stats_out[5] = np.nan
     # Load number ~ P L^2 / EI (`_inputs._load_number`) and the loads' base moment on the
     # straight robot (the cold start).
-    N_end = np.empty((n_steps, 3))
-    q_step = np.empty((n_steps, 3))
-    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
-    moments = np.empty((n_steps + 1, 3))
-    _distal_moments_on_shape(
-        straight, geo[0], N_end, q_step, np.zeros((n_steps + 1, 3)), force[1], moments
-    )
-    straight_moment = np.sqrt(moments[0, 0] ** 2 + moments[0, 1] ** 2 + moments[0, 2] ** 2)
-    force_max = 0.0
-    for k in range(n_steps):
-        for a in range(3):
-            force_max = max(force_max, abs(N_end[k, a]))
-    load_angle = max(straight_moment, force_max * length) / m_scale
+    moment = np.empty(3)
+    load_angle = _load_angle(geo, node_point_mass, straight, force, m_scale, length, moment)
     if load_angle > _MULTI_SHOOT_ANGLE:
         # solve_static would switch to multiple shooting here: not solved, never guessed.
         stats_out[0] = STATUS_NEEDS_MULTIPLE_SHOOTING
@@ -274,49 +396,99 @@ def _solve_item(
         x_out[:] = np.nan
         tau_out[:] = np.nan
         Y[:, :] = np.nan
+        balanced_act_out[:] = np.nan
+        balanced_force_out[:, :] = np.nan
         return
+    # The unloaded robot in the same input mode (`_inputs._zero_inputs`).
+    zero_act = tendon_rest.copy() if length_mode else np.zeros(n_t)
+    zero_force = np.zeros((4, 3))
     # Starting point: the warm unknowns, or the straight-robot moment (and PCC tensions).
     x = np.zeros(n_unk)
     if has_warm:
         x[:] = warm
     else:
-        x[:3] = moments[0]
+        x[:3] = moment
         if length_mode and n_t > 0:
-            _pcc_tensions_kernel(pcc_l0, pcc_A, tendon_k, L_cmd, x[3:])
-    # A cold start under a large external load goes straight to continuation.
-    if not has_warm and load_angle > _DIRECT_LOAD_ANGLE:
-        step = _DIRECT_LOAD_ANGLE / load_angle
-        lam, status = _continuation(
-            step, step, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters, x
-        )
+            _pcc_tensions_kernel(pcc_l0, pcc_A, tendon_k, act, x[3:])
+    from_start = has_warm and has_start
+    origin_act = start_act if from_start else zero_act
+    origin_force = start_force if from_start else zero_force
+    x_origin = warm.copy() if from_start else np.zeros(n_unk)
+    # How far the inputs move (external loads and tendon bending): a long path goes through
+    # continuation; a guess without the inputs it balances is only a starting point.
+    direct = has_warm and not has_start
+    if not direct:
+        direct = _direct_ok(zero_act, zero_force, act, force, length_mode, model_par)
+    if not direct and from_start:
+        direct = _direct_ok(start_act, start_force, act, force, length_mode, model_par)
+    if not direct:
+        _, bending = _path_angles(origin_act, origin_force, act, force, length_mode, model_par)
+        step = _DIRECT_LOAD_ANGLE / max(bending, 1e-12)
+        lam, status = _follow(
+            origin_act, origin_force, act, force, x_origin, step, length_mode, model_par, rtol,
+            Y, X, counters, x,
+        )  # fmt: skip
     else:
         lam = 1.0
         status = _run(
-            x, 1.0, max_iter, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters
-        )
-        # A stall at round-off keeps the full-load answer; any other failure ramps the load.
+            x, act, force, max_iter, _DIRECT_STEP_BOUND, length_mode, model_par, rtol, Y, X,
+            counters,
+        )  # fmt: skip
+        # A stall at round-off keeps the full-load answer; any other failure follows the path.
         if status != 0 and not (status == 2 and counters[2] <= _ROUND_OFF_RESIDUAL):
-            lam, status = _continuation(
-                0.25, 0.5, length_mode, tau, L_cmd, force, model_par, rtol, Y, X, counters, x
-            )
+            lam, status = _follow(
+                origin_act, origin_force, act, force, x_origin, 0.25, length_mode, model_par,
+                rtol, Y, X, counters, x,
+            )  # fmt: skip
+    # A failed march from the guess (not a jump) falls back to the ramp from the unloaded robot.
+    if status != 0 and status != 5 and from_start:
+        from_start = False
+        origin_act = zero_act
+        origin_force = zero_force
+        lam, status = _follow(
+            zero_act, zero_force, act, force, np.zeros(n_unk), 0.25, length_mode, model_par,
+            rtol, Y, X, counters, x,
+        )  # fmt: skip
+    _blend_into(origin_act, origin_force, act, force, lam, balanced_act_out, balanced_force_out)
     # Tensions; a slack tendon carries exactly none (Newton leaves ~1e-27 of round-off).
     for j in range(n_t):
         if length_mode:
-            L_lam = tendon_rest[j] + lam * (L_cmd[j] - tendon_rest[j])
-            tau_out[j] = 0.0 if Y[n_steps, 15 + j] <= L_lam else x[3 + j]
+            tau_out[j] = 0.0 if Y[n_steps, 15 + j] <= balanced_act_out[j] else x[3 + j]
         else:
-            tau_out[j] = lam * tau[j]
+            tau_out[j] = balanced_act_out[j]
+    if status == 0 and check and not length_mode:
+        # Stability (`_stability.is_stable`): the inertia of the energy's second variation.
+        N_end = np.empty((n_steps, 3))
+        q_step = np.empty((n_steps, 3))
+        _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
+        maps = np.empty((n_steps, 6, 6))
+        ld = (
+            N_end,
+            q_step,
+            np.zeros((n_steps + 1, 3)),
+            np.ones((n_steps, n_t)),
+            _no_field(geo),
+        )
+        stable = False
+        if _transfer_maps(Y, tau_out.copy(), geo, ld, maps):
+            stable = _second_variation_inertia(maps) == 0
+        stats_out[5] = 1.0 if stable else 0.0
+        if not stable:
+            status = STATUS_UNSTABLE
     x_out[:] = x
     stats_out[0] = status
     stats_out[1] = counters[2]
     stats_out[2] = counters[0]
     stats_out[3] = lam
+    stats_out[4] = 1.0 if from_start else 0.0
     if jacobian:
         if status == 0:
             # tip_jacobian differentiates at (base moment, tensions) of the result.
             xj = x.copy()
             if length_mode:
                 xj[3:] = tau_out
+            tau = np.zeros(n_t) if length_mode else act
+            L_cmd = act if length_mode else np.zeros(n_t)
             _tip_jacobian(xj, length_mode, tau, L_cmd, force, model_par, jac_out)
         else:
             jac_out[:, :] = np.nan
@@ -326,20 +498,25 @@ def _solve_item(
 def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs):
     """B solves on numba's threads, one item per iteration (no Python per item).
 
-    inputs = (actuation (B, n_t), forces (B, 4, 3) as in `_loads_at`, warm (B, n_unk) unknowns
-    used where has_warm (B,), has_warm); robot = `_batch._model_arrays` (`model_par`'s arrays,
-    flat). outs = unknowns_out (B, n_unk), tension_out (B, n_t) [N],
-    tip_out (B, 3) [m], rotation_out (B, 3, 3), stats_out (B, 4) (status, residual, iterations,
-    load level), jac_out (B, 3, n_t) when `jacobian`, positions_out (B, n_nodes, 3) [m] when
-    `shapes`.
+    inputs = (actuation (B, n_t), forces (B, 4, 3) as in `_loads_at`, warm (B, n_unk) unknowns,
+    start_act (B, n_t) and start_forces (B, 4, 3) the inputs they balance, flags (B, 3) int
+    (has_warm, has_start, check_stability)); robot = `_batch._model_arrays` (`model_par`'s
+    arrays, flat). outs = unknowns_out (B, n_unk), tension_out (B, n_t) [N], tip_out (B, 3)
+    [m], rotation_out (B, 3, 3), stats_out (B, 6) (`_solve_item`), jac_out (B, 3, n_t) when
+    `jacobian`, positions_out (B, n_nodes, 3) [m] when `shapes`, balanced_act_out (B, n_t),
+    balanced_force_out (B, 4, 3).
     """
     # Flat tuples (numba's parallel loops take no nested ones): inputs, robot, outputs.
-    actuation, forces, warm, has_warm = inputs
+    actuation, forces, warm, start_act, start_forces, flags = inputs
     (
         node_s, step_seg, seg_par, tendon, cosserat, base_p, base_R, node_point_mass,
         straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales,
+        tendon_r, tendon_seg, seg_length, K_bt,
     ) = robot  # fmt: skip
-    unknowns_out, tension_out, tip_out, rotation_out, stats_out, jac_out, positions_out = outs
+    (
+        unknowns_out, tension_out, tip_out, rotation_out, stats_out, jac_out, positions_out,
+        balanced_act_out, balanced_force_out,
+    ) = outs  # fmt: skip
     n_items = actuation.shape[0]
     n_t = actuation.shape[1]
     n_nodes = node_s.shape[0]
@@ -354,6 +531,10 @@ def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, o
             pcc_l0,
             pcc_A,
             scales,
+            tendon_r,
+            tendon_seg,
+            seg_length,
+            K_bt,
         )
         Y = np.empty((n_nodes, 15 + n_t))
         X = np.empty((n_nodes, 6))
@@ -362,7 +543,9 @@ def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, o
             actuation[i],
             forces[i],
             warm[i],
-            has_warm[i],
+            start_act[i],
+            start_forces[i],
+            (flags[i, 0] != 0, flags[i, 1] != 0, flags[i, 2] != 0),
             model_par,
             rtol,
             max_iter,
@@ -373,6 +556,8 @@ def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, o
             X,
             stats_out[i],
             jac_out[i],
+            balanced_act_out[i],
+            balanced_force_out[i],
         )
         last = n_nodes - 1
         for a in range(3):

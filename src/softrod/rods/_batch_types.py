@@ -54,6 +54,13 @@ class BatchArrays:
     status : (B,) int item status (0 converged; `_batch.BATCH_STATUS_MESSAGES`), or None
         (then 0 where success, else 1).
     load_scale : (B,) fraction of the load the returned equilibrium balances, or None.
+    from_guess : (B,) bool, True where load_scale is the fraction of the way from the guess's
+        inputs (not from rest), or None (from rest).
+    stable : (B,) bool, True where the equilibrium was checked and is stable, or None when the
+        back end did not check (`_stability`; length control is never checked).
+    balanced_actuation : (B, n_t), balanced_forces : (B, 4, 3) (tip force, tip moment,
+        distributed force, gravity): the inputs each returned equilibrium balances (where a
+        warm start from this batch moves from), or None (then the full inputs where success).
     """
 
     tip_position: np.ndarray
@@ -67,3 +74,7 @@ class BatchArrays:
     positions: np.ndarray | None = None
     status: np.ndarray | None = None
     load_scale: np.ndarray | None = None
+    from_guess: np.ndarray | None = None
+    stable: np.ndarray | None = None
+    balanced_actuation: np.ndarray | None = None
+    balanced_forces: np.ndarray | None = None

@@ -10,6 +10,11 @@ robot with a secant predictor), each thread running its own ramp, so no host syn
 happens inside a solve. Items whose load number exceeds `_MULTI_SHOOT_ANGLE` (where
 `solve_static` switches to multiple shooting) are not solved: success=False, values NaN.
 
+Not ported (docs/batch.md): `solve_static`'s branch-safety rules of issue 19 (continuation
+sized by the tendons' bending too, steps accepted only while the tip stays on the branch,
+status 5 for a jump) and the stability check (`stable` is None). The CPU back end
+(`_batch_kernels`) has both; heavy 3-D loads with tendons may land on another branch here.
+
 Tip Jacobians are exact: one more integration at the converged M0 carries the sensitivities to
 every tension, and the implicit function theorem on the shooting residual gives
 d tip / d tau = dp/dM0 (-(dM/dM0)^-1 dM/dtau) + dp/dtau (as `tip_jacobian`).
@@ -48,8 +53,9 @@ __all__ = ["bench_batch_warp", "random_loads", "solve_batch_warp"]
 _STEP_ITER = 12
 #: Scratch memory [bytes] one launch may use; larger batches run in chunks of this size.
 _SCRATCH_BYTES = 4 << 30
-#: Status codes beside `_shooting`'s (0 converged, 1 max_iter, 2 stall, 3 non-finite).
-_STATUS_HEAVY = 5
+#: Status codes beside `_shooting`'s (0 converged, 1 max_iter, 2 stall, 3 non-finite): a load
+#: that needs multiple shooting (`_batch_kernels.STATUS_NEEDS_MULTIPLE_SHOOTING`).
+_STATUS_HEAVY = 8
 
 f64 = wp.float64
 

@@ -23,9 +23,15 @@ from softrod.rods._inputs import StaticLoads, _base_moment_on_shape, _loads_at, 
 from softrod.rods._model import RodModel
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
-from softrod.rods._static_kernels import _evaluate, _residual
+from softrod.rods._shooting import _MAX_TIP_MOVE
+from softrod.rods._static_kernels import _distal_moments_on_shape, _evaluate, _residual
 
 __all__ = ["ObserverGains", "ObserverState", "observer_update"]
+
+#: `StaticResult.status` of an observer update whose tip moved more than `solve_static`'s
+#: continuation step rule allows (`_shooting._MAX_TIP_MOVE` of the length) from the guess's
+#: tip: a branch jump (or a snap-through), as status 5 of a continuation.
+STATUS_JUMP = 5
 
 
 @dataclass(frozen=True)
@@ -49,9 +55,13 @@ class ObserverGains:
     max_updates: int = 1
     #: Scaled boundary residual below which no extra update runs (the solver's DEFAULT_RTOL).
     rtol: float = 1e-10
+    #: Largest tip motion per step, as a fraction of the length, that is reported converged:
+    #: `solve_static`'s continuation step rule (`_shooting._MAX_TIP_MOVE`); a larger motion is
+    #: a branch jump or snap-through (status 5 / not converged, with a message).
+    max_tip_move: float = _MAX_TIP_MOVE
 
     def __post_init__(self) -> None:
-        for name in ("P0", "Q", "V", "dt", "max_step", "rtol"):
+        for name in ("P0", "Q", "V", "dt", "max_step", "rtol", "max_tip_move"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"observer gain {name} must be > 0, got {value!r}")
@@ -73,6 +83,17 @@ class ObserverState:
     positions: np.ndarray | None = None
     load_moment: np.ndarray | None = None
 
+    @classmethod
+    def from_result(
+        cls, model: RodModel, result: StaticResult, gains: ObserverGains | None = None
+    ) -> ObserverState:
+        """A fresh observer state (covariance P0) at the unknowns of a converged result of
+        `model` (its base moment, and tensions under length control)."""
+        gains = gains or ObserverGains()
+        n_unk = 3 + (model.n_tendons if result.inputs.lengths is not None else 0)
+        x = np.concatenate([result.base_moment, result.tendon_tension])[:n_unk]
+        return cls(x / _x_scale(model, n_unk), gains.P0 * np.eye(n_unk), gains)
+
 
 @njit(cache=True)
 def _kalman_update(xs, P, J, r, dt, Q, V, max_step, xs_out, P_out):
@@ -88,6 +109,120 @@ def _kalman_update(xs, P, J, r, dt, Q, V, max_step, xs_out, P_out):
         dx *= max_step / big
     xs_out[:] = xs + dx
     P_out[:, :] = (np.eye(n) - G @ J) @ Pm
+
+
+@njit(cache=True)
+def _observer_steps(
+    x,
+    scale,
+    P,
+    has_prev,
+    prev_positions,
+    prev_load_moment,
+    problem,
+    node_s,
+    gains,
+    max_updates,
+    tol,
+    zero_lag,
+    Y,
+    X,
+    xs_out,
+    P_out,
+    tau_out,
+    load_moment_out,
+    info_out,
+):
+    """One observer call in one kernel (`observer_update` is its Python front): the
+    known-input prediction, up to `max_updates` Kalman steps each from an integration with
+    sensitivities, the zero-lag re-integration and the loads' base moment on the new shape.
+
+    x : (n,) unknowns [N m, N] of the state; scale : (n,) their scales; P : (n, n) covariance.
+    has_prev, prev_positions (n_nodes, 3) [m], prev_load_moment (3,) [N m]: the last shape
+    and the loads' base moment on it (the prediction). problem = (length_mode, tau_fixed,
+    base, geo, ld, bc) as `_inputs._problem`; gains = (dt, Q, V, max_step). Writes Y, X, the
+    new scaled unknowns xs_out and covariance P_out, tau_out (n_t,) [N], load_moment_out (3,)
+    and info_out = (status, residual max-norm): status 0 ok, 1 the first integration failed
+    (state unchanged), 2 a later one failed (xs_out, P_out updated), 3 the zero-lag one failed.
+    """
+    length_mode, tau_fixed, base, geo, ld, bc = problem
+    dt, Q, V, max_step = gains
+    n = x.shape[0]
+    n_nodes = Y.shape[0]
+    ny = Y.shape[1]
+    N_end, q_step, node_moment = ld
+    M_tip = bc[0]
+    xp = x.copy()
+    moments = np.empty((n_nodes, 3))
+    # Known-input prediction: the change of the loads' base moment on the last shape.
+    if has_prev:
+        _distal_moments_on_shape(prev_positions, node_s, N_end, q_step, node_moment, M_tip, moments)
+        for a in range(3):
+            xp[a] += moments[0, a] - prev_load_moment[a]
+    z = np.empty(ny * (1 + n))
+    r = np.empty(n)
+    J = np.empty((n, n))
+    Js = np.empty((n, n))
+    info_out[0] = 0.0
+    info_out[1] = np.inf
+    if not _residual(xp, length_mode, tau_fixed, base, geo, ld, bc, True, Y, X, z, r, J):
+        info_out[0] = 1.0
+        return
+    xs = xp / scale
+    Pc = P.copy()
+    xs_new = np.empty(n)
+    P_new = np.empty((n, n))
+    x_new = xp.copy()
+    res = np.max(np.abs(r))
+    fresh = False
+    for k in range(max_updates):
+        for i in range(n):
+            for j in range(n):
+                Js[i, j] = J[i, j] * scale[j]
+        _kalman_update(xs, Pc, Js, r, dt, Q, V, max_step, xs_new, P_new)
+        xs[:] = xs_new
+        Pc[:, :] = P_new
+        if k + 1 == max_updates:
+            break
+        x_new = xs * scale
+        if not _residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, True, Y, X, z, r, J):
+            xs_out[:] = xs
+            P_out[:, :] = Pc
+            info_out[0] = 2.0
+            return
+        res = np.max(np.abs(r))
+        fresh = res <= tol
+        if fresh:
+            break
+    xs_out[:] = xs
+    P_out[:, :] = Pc
+    n_t = tau_fixed.shape[0]
+    if zero_lag and not fresh:
+        # Re-integrate at the update (no sensitivities) and report its residual.
+        x_new = xs * scale
+        z0 = np.empty(ny)
+        tau = x_new[3:].copy() if length_mode else tau_fixed.copy()
+        tau_out[:] = tau
+        if not _evaluate(x_new[:3].copy(), tau, 0, base, geo, ld, True, Y, X, z0):
+            info_out[0] = 3.0
+            return
+        L_cmd, k_t, m_scale, t_scale = bc[1], bc[2], bc[3], bc[4]
+        res = 0.0
+        for a in range(3):
+            res = max(res, abs(z0[12 + a] - M_tip[a]) / m_scale)
+        if length_mode:
+            for j in range(n_t):
+                stretch = max(z0[15 + j] - L_cmd[j], 0.0)
+                res = max(res, abs(tau[j] - k_t[j] * stretch) / t_scale)
+    elif length_mode:
+        # The tensions of the shape in Y (the last integration's unknowns).
+        tau_out[:] = x_new[3:]
+    else:
+        tau_out[:] = tau_fixed
+    positions = Y[:, 0:3].copy()
+    _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, M_tip, moments)
+    load_moment_out[:] = moments[0]
+    info_out[1] = res
 
 
 def _x_scale(model: RodModel, n_unk: int) -> np.ndarray:
@@ -130,70 +265,56 @@ def observer_update(
         raise ValueError(
             f"observer state has {state.x_scaled.shape[0]} unknowns, this problem needs {n_unk}"
         )
-    ny = 15 + n_t
-    Y = np.empty((model.n_nodes, ny))
+    Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
-    z = np.empty(ny * (1 + n_unk))
-    r = np.empty(n_unk)
-    J = np.empty((n_unk, n_unk))
-    x = state.x_scaled * scale
-    # Known-input prediction: the external loads' base moment changes with the inputs; its
-    # change on the last shape (a rigid-body estimate) moves the unknown M(0) before the
-    # update, so a moving load costs the observer only its nonlinear part.
-    if state.positions is not None and state.load_moment is not None:
-        x = x.copy()
-        x[:3] += _base_moment_on_shape(model, pb.loads, state.positions) - state.load_moment
-    if not _residual(
-        x, pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, True, Y, X, z, r, J
-    ):
-        return state, Y, X, pb.tau_fixed, float("inf"), False
-    xs, P = x / scale, state.P
-    xs_new = np.empty(n_unk)
-    P_new = np.empty((n_unk, n_unk))
-    tau = x[3:] if pb.length_mode else pb.tau_fixed
-    res_norm = float(np.max(np.abs(r)))
-    # Kalman steps; after each but the last, an integration with sensitivities at the new
-    # estimate is both the residual check and the next step's Jacobian (measured: on fast
-    # inputs this converges faster than chord steps reusing the first Jacobian, same cost).
-    fresh = False
-    for k in range(gains.max_updates):
-        _kalman_update(
-            xs, P, J * scale[None, :], r, gains.dt, gains.Q, gains.V, gains.max_step, xs_new, P_new
-        )
-        xs, P = xs_new.copy(), P_new.copy()
-        if k + 1 == gains.max_updates:
-            break
-        x_new = xs * scale
-        if not _residual(
-            x_new, pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, True, Y, X, z, r, J
-        ):
-            return ObserverState(xs, P, gains), Y, X, pb.tau_fixed, float("inf"), False
-        tau = x_new[3:] if pb.length_mode else pb.tau_fixed
-        res_norm = float(np.max(np.abs(r)))
-        fresh = res_norm <= tol
-        if fresh:
-            break
-    new_state = ObserverState(xs, P, gains)
-    if zero_lag and not fresh:
-        # Re-integrate at the update (no sensitivities) and report its residual.
-        x_new = xs * scale
-        tau = x_new[3:] if pb.length_mode else pb.tau_fixed
-        z0 = np.empty(ny)
-        if not _evaluate(
-            x_new[:3], np.ascontiguousarray(tau), 0, pb.base, pb.geo, pb.ld, True, Y, X, z0
-        ):
-            return new_state, Y, X, tau, float("inf"), False
-        M_tip, L_cmd, k_t, m_scale, t_scale = pb.bc
-        res_norm = float(np.max(np.abs(z0[12:15] - M_tip)) / m_scale)
-        if pb.length_mode:
-            stretch = z0[15 : 15 + n_t] - L_cmd
-            res_t = np.abs(tau - k_t * np.maximum(stretch, 0.0)) / t_scale
-            res_norm = max(res_norm, float(res_t.max()))
-    positions = Y[:, :3].copy()
-    new_state = ObserverState(
-        xs, P, gains, positions, _base_moment_on_shape(model, pb.loads, positions)
+    xs = np.empty(n_unk)
+    P = np.empty((n_unk, n_unk))
+    tau = np.empty(n_t)
+    load_moment = np.empty(3)
+    info = np.empty(2)
+    has_prev = state.positions is not None and state.load_moment is not None
+    # One kernel call (`_observer_steps`): no Python per update.
+    _observer_steps(
+        state.x_scaled * scale,
+        scale,
+        state.P,
+        has_prev,
+        np.ascontiguousarray(state.positions) if has_prev else np.zeros((model.n_nodes, 3)),
+        state.load_moment if has_prev else load_moment,
+        (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc),
+        model.node_s,
+        (gains.dt, gains.Q, gains.V, gains.max_step),
+        gains.max_updates,
+        tol,
+        zero_lag,
+        Y,
+        X,
+        xs,
+        P,
+        tau,
+        load_moment,
+        info,
     )
-    return new_state, Y, X, np.asarray(tau, float), res_norm, True
+    status = int(info[0])
+    if status == 1:
+        return state, Y, X, pb.tau_fixed, float("inf"), False
+    if status == 2:
+        return ObserverState(xs, P, gains), Y, X, pb.tau_fixed, float("inf"), False
+    if status == 3:
+        return ObserverState(xs, P, gains), Y, X, tau, float("inf"), False
+    new_state = ObserverState(xs, P, gains, Y[:, :3].copy(), load_moment)
+    return new_state, Y, X, tau, float(info[1]), True
+
+
+def jump_message(model: RodModel, move: float, fraction: float = _MAX_TIP_MOVE) -> str:
+    """What an observer step whose tip moved `move` [m] (above the step rule) reports."""
+    bound = fraction * model.total_length
+    return (
+        f"observer update jumps: the tip moved {1e3 * move:.1f} mm in one update, more than "
+        f"the continuation step rule allows ({fraction:g} L = {1e3 * bound:.1f} mm): a "
+        "branch change or snap-through, not the equilibrium reached gradually (use smaller "
+        "input steps or method='shooting')"
+    )
 
 
 def _solve_observer(
@@ -216,8 +337,14 @@ def _solve_observer(
             state = ObserverState(x / _x_scale(model, n_unk), gains.P0 * np.eye(n_unk), gains)
     new_state, Y, X, tau, res_norm, ok = observer_update(model, inp, state, rtol=rtol)
     loads = _loads_at(model, inp, 1.0)
+    move = (
+        float(np.linalg.norm(Y[-1, :3] - guess.tip_position)) if guess is not None and ok else 0.0
+    )
     if not ok:
         status, message = 3, "observer update failed: the integration produced non-finite values"
+    elif move > new_state.gains.max_tip_move * model.total_length:
+        status = STATUS_JUMP
+        message = jump_message(model, move, new_state.gains.max_tip_move)
     elif res_norm <= rtol:
         status, message = 0, "observer update; boundary residual within rtol"
     else:

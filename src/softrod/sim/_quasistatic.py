@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,13 +48,16 @@ _INPUT_KEYS = (
     "base_quaternion",
     "extensions",
 )
+_INPUT_SET = frozenset(_INPUT_KEYS)
 
 
 @dataclass(frozen=True)
 class QuasiStaticHistory:
     """Recorded simulation. t : (k,) [s]; tip_position : (k, 3) [m]; positions :
     (k, n, 3) [m] or None; residual : (k,) scaled boundary residual; converged : (k,) bool;
-    tendon_tension : (k, n_t) [N]; solve_time : (k,) [s]; method : solver used."""
+    tendon_tension : (k, n_t) [N]; solve_time : (k,) [s]; method : solver used.
+    message : one line on the steps not converged (or re-solved after an observer jump), ""
+    when every step converged plainly."""
 
     t: np.ndarray
     tip_position: np.ndarray
@@ -64,6 +68,7 @@ class QuasiStaticHistory:
     solve_time: np.ndarray
     method: str
     robot: str
+    message: str = ""
 
     def to_npz(self, path: str | Path) -> Path:
         """Save every array to a NumPy .npz archive."""
@@ -72,7 +77,9 @@ class QuasiStaticHistory:
         arrays: dict[str, Any] = {
             k: v for k, v in dataclasses.asdict(self).items() if isinstance(v, np.ndarray)
         }
-        arrays.update(method=np.array(self.method), robot=np.array(self.robot))
+        arrays.update(
+            method=np.array(self.method), robot=np.array(self.robot), message=np.array(self.message)
+        )
         np.savez_compressed(path, **arrays)
         return path
 
@@ -134,7 +141,12 @@ class QuasiStaticSim:
     ----------
     robot : RobotSpec or RodModel (load a dict or path with `softrod.load_robot`).
     method : "shooting" (warm-started Newton, exact every step) or "observer" (one observer
-        update per step: cheaper, converges over a few steps after a jump).
+        update per step: cheaper, converges over a few steps after a jump). An observer step
+        whose tip moves more than `gains.max_tip_move` of the length (`solve_static`'s
+        continuation step rule) is a branch jump: that step is re-solved by shooting (the
+        equilibrium reached gradually from rest) and the observer restarts from it; the step
+        is reported converged only if that solve converged, and `message` / the history's
+        `message` say so.
     dt : time step [s] (also the observer's update interval).
     gains : observer gains (default `ObserverGains(dt=dt)`).
     record_shape : keep the whole backbone per step (else only the tip).
@@ -173,6 +185,10 @@ class QuasiStaticSim:
         self.t = 0.0
         self._prev: StaticResult | None = None
         self._obs: ObserverState | None = None
+        #: The last step's tip in its base frame [m] (the step rule's reference).
+        self._tip: np.ndarray | None = None
+        #: What the last step reports beyond its outputs ("" when it converged plainly).
+        self.message = ""
 
     def step(self, **inputs: Any) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
         """Advance one step with this instant's inputs.
@@ -182,8 +198,8 @@ class QuasiStaticSim:
         base_quaternion (4,); extensions (n_seg,) [m]. Returns (tip (3,), positions (n, 3) or
         None, tensions (n_t,), residual, converged).
         """
-        unknown = set(inputs) - set(_INPUT_KEYS)
-        if unknown:
+        if not _INPUT_SET.issuperset(inputs):
+            unknown = set(inputs) - _INPUT_SET
             raise ValueError(
                 f"unknown input {sorted(unknown)[0]!r}; expected one of {list(_INPUT_KEYS)}"
             )
@@ -194,9 +210,12 @@ class QuasiStaticSim:
         model = with_pose_and_lengths(
             self.model, inputs.pop("base_position", None), rot, inputs.pop("extensions", None)
         )
+        self.message = ""
         if self.method == "shooting":
             sol = solve_static(model, guess=self._prev, rtol=self.rtol, **inputs)
             self._prev = sol if sol.success else None
+            if not sol.success:
+                self.message = sol.message
             out = (
                 sol.tip_position.copy(),
                 sol.positions if self.record_shape else None,
@@ -205,19 +224,57 @@ class QuasiStaticSim:
                 sol.success,
             )
         else:
-            inp = check_inputs(model, **inputs)
-            self._obs, Y, _, tau, res, ok = observer_update(model, inp, self._obs, self.gains)
-            if not ok:
-                self._obs = None
-            out = (
-                Y[-1, :3].copy(),
+            out = self._observer_step(model, inputs)
+        # The tip in the base frame (a moving base moves it without any bending).
+        local = (out[0] - model.base_position) @ model.base_rotation
+        self._tip = local if math.isfinite(local.sum()) else None
+        self.t += self.dt
+        return out
+
+    def _observer_step(
+        self, model: RodModel, inputs: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
+        """One observer update; a tip jump beyond the step rule is re-solved by shooting."""
+        inp = check_inputs(model, **inputs)
+        self._obs, Y, _, tau, res, ok = observer_update(model, inp, self._obs, self.gains)
+        if not ok:
+            self._obs = None
+            self.message = "observer update failed: the integration produced non-finite values"
+        tip = Y[-1, :3].copy()
+        bound = self.gains.max_tip_move * model.total_length
+        move = 0.0
+        if self._tip is not None and ok:
+            d = (tip - model.base_position) @ model.base_rotation - self._tip
+            move = math.sqrt(d @ d)
+        if move <= bound:
+            return (
+                tip,
                 Y[:, :3].copy() if self.record_shape else None,
                 np.asarray(tau, float).copy(),
                 res,
                 ok and res <= self.rtol,
             )
-        self.t += self.dt
-        return out
+        # A branch jump: the equilibrium reached gradually from rest (branch-safe shooting),
+        # and the observer restarts from it.
+        sol = solve_static(model, rtol=self.rtol, **inputs)
+        what = (
+            f"t = {self.t:.6g} s: the observer's tip moved {1e3 * move:.1f} mm in one step, "
+            f"more than the step rule allows ({self.gains.max_tip_move:g} L = "
+            f"{1e3 * bound:.1f} mm: a branch jump)"
+        )
+        if sol.success:
+            self._obs = ObserverState.from_result(model, sol, self.gains)
+            self.message = f"{what}; re-solved by shooting from rest, the observer restarts there"
+        else:
+            self._obs = None
+            self.message = f"{what}; shooting from rest did not converge either: {sol.message}"
+        return (
+            sol.tip_position.copy(),
+            sol.positions.copy() if self.record_shape else None,
+            sol.tendon_tension.copy(),
+            sol.residual,
+            sol.success,
+        )
 
     def run(
         self, inputs: Mapping[str, Any], n_steps: int | None = None, progress: bool = False
@@ -250,17 +307,23 @@ class QuasiStaticSim:
             from rich.progress import track
 
             iterator = track(iterator, description=f"quasi-static ({self.method})")
+        notes: list[str] = []
         for k in iterator:
             kw = {key: (v[k] if key in lead else v) for key, v in seq.items()}
             t0 = time.perf_counter()
             tip, pos, tau, r, ok = self.step(**kw)
             times[k] = time.perf_counter() - t0
+            if self.message:
+                notes.append(f"step {k}: {self.message}")
             tips[k] = tip
             if shapes is not None and pos is not None:
                 shapes[k] = pos
             res[k] = r
             conv[k] = ok
             taus[k] = tau
+        message = ""
+        if notes:
+            message = f"{len(notes)} of {n_steps} steps reported (first: {notes[0]})"
         return QuasiStaticHistory(
-            ts, tips, shapes, res, conv, taus, times, self.method, self.model.spec.name
+            ts, tips, shapes, res, conv, taus, times, self.method, self.model.spec.name, message
         )
