@@ -227,7 +227,8 @@ def _train_ppo(
     try:
         import warp as wp
 
-        wp.config.quiet = True
+        # Warp 1.19 has no `quiet` (older versions read it); setting it is harmless.
+        wp.config.quiet = True  # type: ignore[attr-defined,unused-ignore]
         wp.config.log_level = wp.LOG_ERROR
         known = [d.alias for d in wp.get_devices()]
     except ImportError as exc:

@@ -365,6 +365,8 @@ def _tension_scale(model: RodModel, inp: StaticLoads) -> np.ndarray:
             )
         out[:, :n_real] = prof
     return out
+
+
 def _straight_magnetic_moment(model: RodModel, inp: StaticLoads) -> np.ndarray:
     """Base moment (3,) [N m] of the dipole torques on the straight robot in its base frame:
     the cold start's predictor, as `_base_moment_on_shape` is for the other loads."""

@@ -150,7 +150,7 @@ def _observer_steps(
     n = x.shape[0]
     n_nodes = Y.shape[0]
     ny = Y.shape[1]
-    N_end, q_step, node_moment = ld
+    N_end, q_step, node_moment = ld[0], ld[1], ld[2]
     M_tip = bc[0]
     xp = x.copy()
     moments = np.empty((n_nodes, 3))

@@ -252,6 +252,8 @@ def _chamber_columns(model: RodModel, result: StaticResult) -> tuple[np.ndarray,
     dx = -np.linalg.solve(A, np.hstack([B_in, np.vstack(B_p)]))
     cols = np.hstack(tip_x) @ dx
     return cols[:, :n_t] + direct_in, cols[:, n_t:] + dtip_dt[:, n_t:] @ dp
+
+
 def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:
     """d tip / d B (3, 3) [m/T] at a converged result: three field sensitivity directions
     after M0 and the tensions (`_static_kernels._integrate`), through the implicit function
