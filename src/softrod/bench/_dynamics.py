@@ -5,7 +5,8 @@ gravity. Cases: the TPU rod (0.4 m, soft) and the spring-steel rod (0.6 m), 20 e
 automatic step. Metrics: real-time factor (simulated / wall seconds, one thread, after JIT),
 first-mode frequency error against Euler-Bernoulli, relative energy drift, the time per step
 with Kelvin-Voigt damping (`strain_damping`), and for the steel rod the step and first-mode shift
-with x1000 rotary inertia. PyElastica (an optional external reference, `pip install
+with x1000 rotary inertia; the TPU rod and issue 21's steel_seed002 case also run with the
+implicit step (`integrator="implicit"`). PyElastica (an optional external reference, `pip install
 pyelastica`) runs the same rod, same elements and the same step; its clamp fixes the first
 element's directors, i.e. shortens the rod by half an element, which raises its frequency by
 about (1 - 1/(2N))^-2 (5 % at N = 20).
@@ -22,7 +23,7 @@ from softrod.description import RobotSpec, find_robot, load_robot
 from softrod.dynamics import euler_bernoulli_f1, oscillation, simulate_dynamic
 from softrod.rods import solve_static
 
-__all__ = ["RELEASE_CASES", "run_dynamics_bench"]
+__all__ = ["IMPLICIT_CASES", "RELEASE_CASES", "run_dynamics_bench"]
 
 
 def _shipped(name: str) -> RobotSpec:
@@ -48,11 +49,18 @@ STRAIN_DAMPING_FRACTION = 0.1
 STEEL_ROTARY_INERTIA_SCALE = 1000.0
 
 #: name -> (robot, tip force [N] for the initial deflection, simulated seconds for accuracy,
-#: simulated seconds for PyElastica's speed).
+#: simulated seconds for PyElastica's speed). "steel_seed002" is issue 21's target: seed 002's
+#: steel rod released from a 11 mm (1.8 % L) tip deflection, undamped, over 2 s.
 RELEASE_CASES = {
     "tpu_rod": (TPU_ROD, 0.05, 2.0, 1.2),
     "steel_rod": (STEEL_ROD, 0.01, 0.8, 0.002),
+    "steel_seed002": (STEEL_ROD, 0.01, 2.0, 0.002),
 }
+
+
+#: Cases also run with `integrator="implicit"` (issue 21): keys `lgvi.<case>.implicit.*` (default
+#: numerical damping) and `lgvi.<case>.implicit_undamped.*` (implicit_damping=0).
+IMPLICIT_CASES = ("tpu_rod", "steel_seed002")
 
 
 def _section(robot: RobotSpec) -> tuple[float, float, float, float, float]:
@@ -112,6 +120,7 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
     """Run the release benchmark; returns {"case.metric": value}."""
     out: dict[str, float] = {}
     simulate_dynamic(TPU_ROD, 1e-3)  # JIT warm-up
+    simulate_dynamic(TPU_ROD, 1e-2, integrator="implicit")
     for name, (robot, force, dur, dur_pe) in RELEASE_CASES.items():
         E, G, rho, r, L = _section(robot)
         EI = E * math.pi * r**4 / 4
@@ -130,6 +139,26 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
         out[f"{key}.f1_euler_bernoulli_hz"] = f_eb
         out[f"{key}.f1_rel_error"] = f / f_eb - 1
         out[f"{key}.energy_drift_rel"] = drift
+        if name in IMPLICIT_CASES:
+            # Issue 21: the implicit step on the same release, with its default numerical
+            # damping and without it (the purely variational step).
+            for label, extra in (
+                ("implicit", {}),
+                ("implicit_undamped", {"implicit_damping": 0.0}),
+            ):
+                imp = simulate_dynamic(robot, dur, initial=st, elements=elements,
+                                       integrator="implicit", **extra)  # fmt: skip
+                f_i, _ = oscillation(imp.t, imp.tip_position[:, 0], center=0.0)
+                e_i = imp.energy
+                ikey = f"{key}.{label}"
+                out[f"{ikey}.dt_s"] = imp.dt
+                out[f"{ikey}.real_time_factor"] = imp.real_time_factor
+                out[f"{ikey}.us_per_step"] = imp.wall_time / imp.n_steps * 1e6
+                out[f"{ikey}.newton_iterations_per_step"] = (
+                    imp.extra["newton_iterations"] / imp.n_steps
+                )
+                out[f"{ikey}.f1_rel_error"] = f_i / f_eb - 1
+                out[f"{ikey}.energy_drift_rel"] = float(np.max(np.abs(e_i - e_i[0])) / abs(e_i[0]))
         # The same release with Kelvin-Voigt damping: the cost of the implicit solve per step.
         damped = simulate_dynamic(
             robot,

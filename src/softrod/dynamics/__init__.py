@@ -17,7 +17,12 @@ from softrod.dynamics._filter import DEFAULT_VELOCITY_FLOOR, DampingEstimate, es
 from softrod.dynamics._inputs import DynamicLoads
 from softrod.dynamics._loads import MU0, Magnet, MagneticField
 from softrod.dynamics._model import DEFAULT_ELEMENTS, LGVIModel, build_lgvi_model
-from softrod.dynamics._modes import DEFAULT_DT_SAFETY, linear_modes, stable_time_step
+from softrod.dynamics._modes import (
+    DEFAULT_DT_SAFETY,
+    implicit_time_step,
+    linear_modes,
+    stable_time_step,
+)
 from softrod.dynamics._result import DynamicResult, DynamicState
 from softrod.dynamics._simulate import simulate_dynamic
 
@@ -37,6 +42,7 @@ __all__ = [
     "Magnet",
     "MagneticField",
     "build_lgvi_model",
+    "implicit_time_step",
     "linear_modes",
     "simulate_dynamic",
     "stable_time_step",

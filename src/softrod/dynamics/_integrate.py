@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from softrod.dynamics._implicit_kernels import STATUS_IMPLICIT_NEWTON, _run_implicit
 from softrod.dynamics._inputs import _RunInputs
 from softrod.dynamics._lgvi_kernels import (
     STATUS_NEWTON,
@@ -17,9 +18,32 @@ from softrod.dynamics._lgvi_kernels import (
     _run,
 )
 from softrod.dynamics._model import LGVIModel, cay, cayinv
-from softrod.dynamics._modes import stable_time_step
+from softrod.dynamics._modes import implicit_time_step, stable_time_step
 
-__all__ = ["CHUNK_STEPS", "KV_REFRESH_STEPS"]
+__all__ = [
+    "CHUNK_STEPS",
+    "IMPLICIT_DAMPING",
+    "IMPLICIT_REFRESH_STEPS",
+    "INTEGRATORS",
+    "KV_REFRESH_STEPS",
+]
+
+#: The time steppers of `simulate_dynamic(integrator=...)`: "explicit" (the LGVI of ALGORITHMS.md
+#: E.3, translations explicit) and "implicit" (the variational step with the elastic energy at
+#: the mid-step strains, `_implicit_kernels`).
+INTEGRATORS = ("explicit", "implicit")
+#: Newton iterations between refactorisations of the implicit step's matrix M + dt^2/4 B(q^j)^T
+#: W B(q^{j+1}): 1 is Newton's method. The stiffness contrast (EA / (EI / l^2) ~ 5600 for the
+#: steel rod at 20 elements) makes a matrix from another configuration contract slowly.
+IMPLICIT_REFRESH_STEPS = 1
+#: Default numerical damping of the implicit step: the step's velocity is projected with
+#: (M + dt beta B^T W B) u = M u_pred, beta = IMPLICIT_DAMPING x dt. The modes faster than the
+#: step (axial, shear, end-frame rotation) alias to near its Nyquist rate, where the midpoint
+#: rule has no dissipation and large rotations pump energy into them (a tendon-bent soft TDCR
+#: diverges at the automatic step without it). The projection takes a fraction of about
+#: IMPLICIT_DAMPING (omega dt)^2 of such a mode's velocity per step, and of the first bending
+#: mode's (omega_1 dt)^2 times less.
+IMPLICIT_DAMPING = 1e-4
 
 #: Steps per kernel call when some input varies in time (inputs are tabulated per step).
 CHUNK_STEPS = 4096
@@ -33,6 +57,8 @@ _STATUS_MESSAGES = {
     STATUS_OK: "completed",
     STATUS_NONFINITE: "diverged: non-finite positions (time step too large for the load?)",
     STATUS_NEWTON: "diverged: the rotation update (Newton on the Cayley map) did not converge",
+    STATUS_IMPLICIT_NEWTON: "diverged: the implicit step's Newton iteration did not converge "
+    "(time step too large for the load?)",
 }
 
 
@@ -89,8 +115,15 @@ def _integrate(
     n_steps: int,
     every: int,
     filt: _Filter | None = None,
+    integrator: str = "explicit",
+    stats: dict | None = None,
+    numerical_damping: float = 0.0,
 ) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run n_steps + 1 steps (the extra one completes the last sample's energy).
+
+    integrator : "explicit" or "implicit" (`INTEGRATORS`; the filter needs "explicit"). stats,
+    when given, receives "newton_iterations" (implicit step). numerical_damping (implicit
+    only): Kelvin-Voigt time added to `strain_damping`, in steps (beta += it x dt).
 
     state (p, p_prev, O, fr, t0) is advanced in place to step n_steps (on success). Returns
     (status, steps done, rec_p, rec_O, rec_E, rec_K) with rows every `every` steps (rec_K:
@@ -111,7 +144,8 @@ def _integrate(
     work_p = np.zeros((n, 3))
     # Kelvin-Voigt damping: layout, banded factor and work arrays (unused when beta = 0).
     kv_dof_p, kv_dof_r, n_q, kv_bw = _kv_layout(model)
-    kv_L = np.zeros((n_q, n_q)) if su.strain_damping > 0 else np.zeros((1, 1))
+    kv_L = (np.zeros((n_q, n_q)) if su.strain_damping > 0 or integrator == "implicit"
+            else np.zeros((1, 1)))  # fmt: skip
     kv_u = np.zeros(n_q)
     kv_J = np.zeros((2, 3, 3))
     # The kernel tuples that stay the same over the run.
@@ -119,6 +153,15 @@ def _integrate(
     damping = (su.c_lin, su.c_ang, su.strain_damping, kv_dof_p, kv_dof_r, kv_bw,
                KV_REFRESH_STEPS)  # fmt: skip
     work = (ke_prev, work_f, work_tau, work_p, kv_L, kv_u, kv_J)
+    implicit = integrator == "implicit"
+    if implicit:
+        if filt is not None:
+            raise ValueError("the damping filter (E.5) runs with integrator='explicit'")
+        n_s = model.n_elements * (1 if model.shear_eval == "left" else 2) + model.spr_i.shape[0]
+        imp = (np.zeros((n_s, 3)), np.zeros((n_s, 3)), np.zeros((n_s, 3)), np.zeros((n_s, 3)),
+               np.zeros((n, 3, 3)), np.zeros((n_q, n_q)), np.zeros(n_q), np.zeros((6, 3, 3)),
+               np.ones(1, dtype=np.int64), np.full(1, IMPLICIT_REFRESH_STEPS, dtype=np.int64),
+               np.zeros(1, dtype=np.int64))  # fmt: skip
     total = n_steps + 1
     chunk = CHUNK_STEPS if (su.varies or filt is not None) else total
     rec_K_parts = []
@@ -148,13 +191,20 @@ def _integrate(
                  su.tip_moment.series(tk[:-1]), np.ascontiguousarray(tension),
                  np.ascontiguousarray(B), np.ascontiguousarray(G), np.ascontiguousarray(bp),
                  np.ascontiguousarray(bR))  # fmt: skip
-        status, m = _run(state_k, model.kernel_model, loads, damping, f_args, dt, done, k, every,
-                         (rec_p, rec_O, rec_E, rec_K), work)  # fmt: skip
+        if implicit:
+            status, m = _run_implicit(state_k, model.kernel_model, loads, damping,
+                                      numerical_damping * dt, dt, done, k, every,
+                                      (rec_p, rec_O, rec_E, rec_K), work, imp)  # fmt: skip
+        else:
+            status, m = _run(state_k, model.kernel_model, loads, damping, f_args, dt, done, k,
+                             every, (rec_p, rec_O, rec_E, rec_K), work)  # fmt: skip
         rec_K_parts.append(rec_K[:m])
         done += m
         if status != STATUS_OK:
             break
     rec_K_all = np.concatenate(rec_K_parts) if rec_K_parts else np.zeros((0, 0, 3))
+    if implicit and stats is not None:
+        stats["newton_iterations"] = int(imp[-1][0])
     if snapshot is not None:
         for dst, src in zip((p, p_prev, O, fr), snapshot, strict=True):
             dst[...] = src
@@ -163,11 +213,13 @@ def _integrate(
 
 
 def _choose_dt(
-    su: _RunInputs, dt: float | None, state: tuple, dt_safety: float
+    su: _RunInputs, dt: float | None, state: tuple, dt_safety: float, integrator: str = "explicit"
 ) -> tuple[float, bool]:
     if dt is None:
         p, _, O, _, t0 = state
         ld = su.loads_at(t0)
+        if integrator == "implicit":
+            return implicit_time_step(su.model, p, O, ld, su.c_lin, su.c_ang), True
         return stable_time_step(su.model, p, O, ld, su.c_lin, su.c_ang, dt_safety), True
     if not (isinstance(dt, int | float) and dt > 0 and math.isfinite(dt)):
         raise ValueError(f"dt must be > 0 [s], got {dt!r}")

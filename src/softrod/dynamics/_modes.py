@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,16 @@ from softrod.dynamics._loads import Magnet
 from softrod.dynamics._model import LGVIModel, build_lgvi_model, cay
 from softrod.rods import RodModel
 
-__all__ = ["DAMPING_DT_LIMIT", "DEFAULT_DT_SAFETY", "linear_modes", "stable_time_step"]
+__all__ = [
+    "APPLIED_DT_LIMIT",
+    "DAMPING_DT_LIMIT",
+    "DEFAULT_DT_SAFETY",
+    "IMPLICIT_MODES",
+    "IMPLICIT_STEPS_PER_PERIOD",
+    "implicit_time_step",
+    "linear_modes",
+    "stable_time_step",
+]
 
 #: Automatic step = DEFAULT_DT_SAFETY * 2 / omega_max, omega_max the highest frequency of the
 #: model linearised at the initial state. Explicit (Stormer-Verlet-type) updates are stable
@@ -28,6 +38,16 @@ DAMPING_DT_LIMIT = 0.5
 #: Finite-difference step of the linearisation, relative to the robot length (positions) and
 #: in radians (rotations): central differences of forces that are smooth on this scale.
 _FD_REL = 1e-7
+#: Automatic step of the implicit integrator: IMPLICIT_STEPS_PER_PERIOD steps per period of the
+#: IMPLICIT_MODES-th lowest linear mode (a round rod's modes come in pairs: the 6th is the
+#: third bending mode in each plane, below the first torsion and axial modes for slender rods).
+#: The midpoint rule lengthens a period by (omega dt)^2 / 12: 0.8 % for that mode, 3e-5 for
+#: the first bending mode (17.5 x slower); faster modes are stable, their periods stretched.
+IMPLICIT_MODES = 6
+IMPLICIT_STEPS_PER_PERIOD = 20
+#: The implicit step keeps omega dt of the explicit (applied-load) part below this (Verlet's
+#: limit is 2; the margin covers the loads' change along the motion).
+APPLIED_DT_LIMIT = 1.0
 #: The "auto" frequency correction takes its target from a model this many times finer.
 FREQ_REFERENCE_FACTOR = 8
 
@@ -55,6 +75,34 @@ def linear_modes(
 ) -> tuple[float, float]:
     """(omega_min, omega_max) [rad/s] of the model linearised at a configuration (default: rest,
     unloaded), from the finite-difference stiffness and the lumped masses and inertias."""
+    w = _frequencies(model, positions, frames, loads)
+    if w.size == 0:
+        return 0.0, 0.0
+    return float(w[0]), float(w[-1])
+
+
+def _frequencies(
+    model: LGVIModel,
+    positions: np.ndarray | None = None,
+    frames: np.ndarray | None = None,
+    loads: _Loads0 | None = None,
+) -> np.ndarray:
+    """Ascending positive linear frequencies omega (k,) [rad/s] (see `linear_modes`)."""
+    K, mass = _stiffness(model, positions, frames, loads)
+    w = 1.0 / np.sqrt(mass)
+    A = 0.5 * (K + K.T) * w[:, None] * w[None, :]
+    lam = scipy.linalg.eigvalsh(A)
+    return np.sqrt(lam[lam > 0])
+
+
+def _stiffness(
+    model: LGVIModel,
+    positions: np.ndarray | None = None,
+    frames: np.ndarray | None = None,
+    loads: _Loads0 | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Finite-difference stiffness (n_q, n_q) in the free (translation, body rotation)
+    coordinates at a configuration (default: rest, unloaded) and the lumped masses (n_q,)."""
     p = model.rest_positions.copy() if positions is None else np.array(positions, dtype=float)
     O = model.rest_rotations.copy() if frames is None else np.array(frames, dtype=float)
     ld = _zero_loads(model) if loads is None else loads
@@ -91,13 +139,7 @@ def linear_modes(
             K[:, col] = -(gp - gm) / (2 * eps_r)
             col += 1
     mass = np.concatenate([np.repeat(model.node_mass[pf], 3), model.node_J[rf].ravel()])
-    w = 1.0 / np.sqrt(mass)
-    A = 0.5 * (K + K.T) * w[:, None] * w[None, :]
-    lam = scipy.linalg.eigvalsh(A)
-    lam_pos = lam[lam > 0]
-    if lam_pos.size == 0:
-        return 0.0, 0.0
-    return float(math.sqrt(lam_pos[0])), float(math.sqrt(lam[-1]))
+    return K, mass
 
 
 def stable_time_step(
@@ -113,6 +155,54 @@ def stable_time_step(
     below `DAMPING_DT_LIMIT` (see the constants)."""
     _, w_max = linear_modes(model, positions, frames, loads)
     dt = safety * 2.0 / w_max
+    if node_damping is not None and np.any(node_damping > 0):
+        ratio = float(np.max(node_damping[model.pos_free] / model.node_mass[model.pos_free, None]))
+        if ratio > 0:
+            dt = min(dt, DAMPING_DT_LIMIT / ratio)
+    if node_angular_damping is not None and np.any(node_angular_damping > 0):
+        rf = model.rot_free
+        ratio = float(np.max(node_angular_damping[rf] / model.node_J[rf]))
+        if ratio > 0:
+            dt = min(dt, DAMPING_DT_LIMIT / ratio)
+    return dt
+
+
+def implicit_time_step(
+    model: LGVIModel,
+    positions: np.ndarray | None = None,
+    frames: np.ndarray | None = None,
+    loads: _Loads0 | None = None,
+    node_damping: np.ndarray | None = None,
+    node_angular_damping: np.ndarray | None = None,
+) -> float:
+    """Automatic step [s] of the implicit integrator: `IMPLICIT_STEPS_PER_PERIOD` steps per
+    period of the `IMPLICIT_MODES`-th lowest linear mode at the configuration (the highest
+    when there are fewer), and c dt / m, c_w dt / J below `DAMPING_DT_LIMIT` (viscous damping
+    stays explicit)."""
+    K, mass = _stiffness(model, positions, frames, loads)
+    K = 0.5 * (K + K.T)
+    s = 1.0 / np.sqrt(mass)
+    lam = scipy.linalg.eigvalsh(K * s[:, None] * s[None, :])
+    w = np.sqrt(lam[lam > 0])
+    if w.size == 0:
+        raise ValueError("implicit_time_step: the linearised model has no positive frequency")
+    w_ref = float(w[min(IMPLICIT_MODES, w.size) - 1])
+    dt = 2.0 * math.pi / (IMPLICIT_STEPS_PER_PERIOD * w_ref)
+    # The applied loads (tendons, magnets, ...) are explicit (trapezoidal rule): their stiffness
+    # K_app = K - K_el must satisfy the Verlet limit against the implicit part's effective mass,
+    # dt^2 lambda_max(K_app, M + dt^2/4 K_el) <= APPLIED_DT_LIMIT^2; halve dt until it does.
+    if loads is not None:
+        K_el, _ = _stiffness(
+            model, positions, frames, dataclasses.replace(_zero_loads(model), base_R=loads.base_R)
+        )
+        K_el = 0.5 * (K_el + K_el.T)
+        K_app = K - K_el
+        if np.max(np.abs(K_app)) > 1e-12 * np.max(np.abs(K_el)):
+            for _ in range(20):
+                lam_app = scipy.linalg.eigvalsh(K_app, np.diag(mass) + 0.25 * dt * dt * K_el)
+                if dt * dt * lam_app[-1] <= APPLIED_DT_LIMIT**2:
+                    break
+                dt *= 0.5
     if node_damping is not None and np.any(node_damping > 0):
         ratio = float(np.max(node_damping[model.pos_free] / model.node_mass[model.pos_free, None]))
         if ratio > 0:

@@ -19,6 +19,8 @@ from softrod.description import RobotSpec
 from softrod.dynamics._inputs import DynamicLoads, _resolve, _RunInputs, _start_state
 from softrod.dynamics._integrate import (
     _STATUS_MESSAGES,
+    IMPLICIT_DAMPING,
+    INTEGRATORS,
     STATUS_OK,
     _choose_dt,
     _integrate,
@@ -119,6 +121,8 @@ def simulate_dynamic(
     sample_dt: float | None = None,
     dt_safety: float = DEFAULT_DT_SAFETY,
     max_steps: int = 200_000_000,
+    integrator: str = "explicit",
+    implicit_damping: float = IMPLICIT_DAMPING,
     **options: Any,
 ) -> DynamicResult:
     """Simulate a rod robot with the discrete variational Lie-group integrator (seed 004).
@@ -137,6 +141,13 @@ def simulate_dynamic(
     sample_dt : output period [s] (default 1 ms, at least one step).
     dt_safety : fraction of the linear stability limit used by the automatic step.
     max_steps : refuse runs longer than this many steps.
+    integrator : "explicit" (default; ALGORITHMS.md E.3, step limited by the fastest mode) or
+        "implicit" (variational, the elastic energy at the mid-step strains, solved by Newton
+        with a banded matrix; step from the lowest bending modes, `implicit_time_step`;
+        `dt_safety` unused). docs/dynamics.md "Implicit step".
+    implicit_damping : numerical Kelvin-Voigt damping of the implicit step, in steps (beta =
+        implicit_damping x dt, added to `strain_damping`; default `IMPLICIT_DAMPING`, 1e-3):
+        it removes the stiff modes that the step aliases; 0 is the purely variational step.
     **options : the flat form, kept for existing calls: each `DynamicLoads` field as a keyword
         (tensions, tip_force, tip_moment, distributed_force, gravity, field, base_motion,
         damping, angular_damping, strain_damping; not together with `loads`), each
@@ -167,10 +178,14 @@ def simulate_dynamic(
         raise TypeError("simulate_dynamic() missing required argument: 'duration'")
     if not (isinstance(duration, int | float) and duration > 0 and math.isfinite(duration)):
         raise ValueError(f"duration must be > 0 [s], got {duration!r}")
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    if not (implicit_damping >= 0 and math.isfinite(implicit_damping)):
+        raise ValueError(f"implicit_damping must be >= 0, got {implicit_damping!r}")
     su = _resolve(*_model_and_loads(model, loads, options))
     model = su.model
     # The step (automatic: linearised at the initial shape, loads at the start).
-    dt, auto_dt = _choose_dt(su, dt, _start_state(su, initial, 1.0), dt_safety)
+    dt, auto_dt = _choose_dt(su, dt, _start_state(su, initial, 1.0), dt_safety, integrator)
     n_steps = int(math.ceil(duration / dt - 1e-9))
     if n_steps > max_steps:
         raise ValueError(
@@ -183,7 +198,11 @@ def simulate_dynamic(
     every = max(1, int(round(sample_dt / dt)))
     state = _start_state(su, initial, dt)
     t0 = state[4]
-    status, done, rec_p, rec_O, rec_E, _ = _integrate(su, state, dt, n_steps, every)
+    stats: dict[str, Any] = {}
+    status, done, rec_p, rec_O, rec_E, _ = _integrate(
+        su, state, dt, n_steps, every, integrator=integrator, stats=stats,
+        numerical_damping=implicit_damping,
+    )  # fmt: skip
     p, p_prev, O, fr, _ = state
 
     # Trim to the samples taken.
@@ -222,5 +241,5 @@ def simulate_dynamic(
         wall_time=time.perf_counter() - t_wall,
         model=model,
         final_state=final,
-        extra={"auto_dt": auto_dt, "sample_every": every},
+        extra={"auto_dt": auto_dt, "sample_every": every, "integrator": integrator, **stats},
     )
