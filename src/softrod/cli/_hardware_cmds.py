@@ -49,7 +49,7 @@ def fit_cmd(
     """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0) and write
     one calibrated robot description that the static solver, the MuJoCo chain and LGVI load."""
     from softrod.description import json_safe
-    from softrod.validate._hardware_io import fit_recording, fit_summary, write_fitted
+    from softrod.validate import fit_recording, fit_summary, write_fitted
 
     if stride < 1 or max_nfev < 1:
         raise CliError(f"--stride and --max-nfev must be >= 1, got {stride} and {max_nfev}")
@@ -81,7 +81,7 @@ def replay_cmd(
     """Replay DATA row by row in time order; `tip_mm` is one [x, y, z] per row in the
     recording's frame and units (its tip_x/y/z columns)."""
     from softrod.description import json_safe
-    from softrod.validate._hardware_io import replay_recording
+    from softrod.validate import replay_recording
 
     if model not in _MODELS:
         raise CliError(f"--model must be one of {', '.join(_MODELS)}, got {model!r}")
