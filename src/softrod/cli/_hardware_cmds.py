@@ -45,16 +45,23 @@ def fit_cmd(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing output file.")
     ] = False,
+    friction: Annotated[
+        bool,
+        typer.Option(
+            "--friction", help="Also fit the tendon friction coefficient mu (solve_sequence)."
+        ),
+    ] = False,
 ) -> None:
-    """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0) and write
-    one calibrated robot description that the static solver, the MuJoCo chain and LGVI load."""
+    """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0 unless
+    --friction) and write one calibrated robot description that the static solver, the MuJoCo
+    chain and LGVI load (with --friction, its `tendon_friction` block)."""
     from softrod.description import json_safe
     from softrod.validate import fit_recording, fit_summary, write_fitted
 
     if stride < 1 or max_nfev < 1:
         raise CliError(f"--stride and --max-nfev must be >= 1, got {stride} and {max_nfev}")
     out = prepare_output(output, overwrite=overwrite)
-    fit = fit_recording(robot, data, stride=stride, max_nfev=max_nfev)
+    fit = fit_recording(robot, data, stride=stride, max_nfev=max_nfev, friction=friction)
     write_fitted(fit, out)
     obj = {**fit_summary(fit), "output": str(out)}
     if as_json:

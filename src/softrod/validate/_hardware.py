@@ -22,6 +22,9 @@ angles in the tendons, the rest of the mapping in its `calibration:` block; `rep
 replays a recording through any such description (static rod or MuJoCo chain), and
 `predict_marker` is `replay_marker` on `calibrated_robot`. Tendon friction plugs in as a
 `SequenceModel` (its mu and stick band are then fitted too); without one, mu = 0.
+`friction_sequence` is that model on `softrod.rods.solve_sequence` (capstan friction at the
+holes, the friction state carried from row to row); `replay_marker` uses it whenever the
+description has a `tendon_friction` block.
 """
 
 from __future__ import annotations
@@ -37,13 +40,14 @@ import numpy as np
 
 from softrod.datasets import TdcrRecording, load_tdcr_recording
 from softrod.description import CalibrationSpec, RobotSpec, find_robot, load_robot
-from softrod.rods import compile_model, solve_static
+from softrod.rods import FrictionState, compile_model, solve_sequence, solve_static
 
 __all__ = [
     "ROBOTS",
     "HardwareParams",
     "HardwareFit",
     "SequenceModel",
+    "friction_sequence",
     "calibrated_robot",
     "hardware_robot",
     "predict_marker",
@@ -261,6 +265,49 @@ SequenceModel = Callable[
 ]
 
 
+def friction_sequence(
+    spec: RobotSpec, lengths: np.ndarray, mu: float, stick_band: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`SequenceModel` on `softrod.rods.solve_sequence`: the rows (T, n_t) of commanded lengths
+    [m] solved one by one in time order, each continuing from the previous row's friction
+    state (tension profile, direction, equilibrium), with capstan friction coefficient `mu`
+    [-] on every tendon. Returns tips (T, 3) [m], tip tangents (T, 3) and success flags (T,).
+
+    stick_band must be 0: `solve_sequence`'s stick band is a tension reversal [N] and applies
+    to tension control only (the length-command analogue is the calibration's `backlash`).
+    With mu = 0 every row is `solve_static`'s warm-started answer (the frictionless replay).
+    """
+    if stick_band != 0.0:
+        raise ValueError(
+            "stick_band must be 0 with length control (solve_sequence's stick band is a "
+            f"tension reversal [N], tension control only), got {stick_band!r}"
+        )
+    model = compile_model(spec)
+    n = len(lengths)
+    tips = np.empty((n, 3))
+    tangents = np.empty((n, 3))
+    ok = np.empty(n, dtype=bool)
+    state: FrictionState | None = None
+    for i, ell in enumerate(np.asarray(lengths, dtype=float)):
+        # One row at a time: the row's equilibrium (tip tangent) is in the carried state.
+        res = solve_sequence(model, lengths=ell[None, :], mu=mu, stick_band=0.0, state=state)
+        state = res.state
+        ok[i] = bool(res.success[0])
+        tips[i] = res.tip_position[0]
+        last = state.result
+        tangents[i] = np.asarray(last.tip_rotation)[:, 2] if last is not None else np.nan
+        if not ok[i]:
+            # A failed row restarts the next one from rest (as the frictionless replay does).
+            state = None
+    return tips, tangents, ok
+
+
+def description_friction(spec: RobotSpec) -> tuple[float, float] | None:
+    """(mu, stick_band) of the description's `tendon_friction` block, None without one."""
+    f = spec.tendon_friction
+    return None if f is None else (float(f.mu), float(f.stick_band))
+
+
 def _calibration(spec: RobotSpec) -> CalibrationSpec:
     cal = spec.calibration
     if cal is None:
@@ -359,9 +406,17 @@ def replay_marker(
     displacement : (T, n_t) tendon displacements [m] of the whole recording in time order
     (the backlash operator needs the history); rows : the rows to solve (default all).
     model : "static" (exact rod) or "mujoco" (the chain, `links` links, default 30).
-    sequence_model, friction : a stateful sequence model and its (mu, stick_band) (static only).
+    sequence_model, friction : a stateful sequence model and its (mu, stick_band) (static only);
+    by default a description with a `tendon_friction` block replays through
+    `friction_sequence` with its mu and stick band, one without through warm-started
+    frictionless solves. The MuJoCo chain has no tendon friction (the block is ignored).
     """
     cal = _calibration(spec)
+    own = description_friction(spec)
+    if model == "static" and sequence_model is None and own is not None:
+        # The description's friction, its state carried from row to row.
+        sequence_model = friction_sequence
+        friction = friction if friction is not None else own
     d = play(np.asarray(displacement, dtype=float), cal.backlash)
     if rows is not None:
         d = d[rows]
@@ -503,6 +558,7 @@ def calibrate_hardware(
     backlash: bool = False,
     sequence_model: SequenceModel | None = None,
     friction0: tuple[float, float] = FRICTION_INITIAL,
+    fit_stick_band: bool = True,
 ) -> HardwareFit:
     """Fit `HardwareParams` on every `stride`-th row of the train split (static rod model).
 
@@ -510,7 +566,8 @@ def calibrate_hardware(
     of 3 per segment. backlash : also fit the tendons' backlash (`play`, one value for all).
     sequence_model : a stateful model with tendon friction; then the friction coefficient mu and
     stick band are fitted too (from `friction0`), the strided rows replayed as one sequence in
-    time order. Without one, mu is 0 (`extra["friction"]` is None).
+    time order. Without one, mu is 0 (`extra["friction"]` is None). fit_stick_band : False
+    holds the stick band at `friction0[1]` (`friction_sequence` takes 0 only).
 
     `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
     the Jacobian at the optimum does not identify them), `standard_errors_message`,
@@ -540,6 +597,8 @@ def calibrate_hardware(
     free = np.ones(len(x0), dtype=bool)
     if not backlash:
         free[n_hw - 1] = False  # held at p0.backlash
+    if sequence_model is not None and not fit_stick_band:
+        free[n_hw + 1] = False  # held at friction0[1]
     seq_disp = disp[rows]
 
     def full(xf: np.ndarray) -> np.ndarray:

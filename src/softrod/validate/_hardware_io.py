@@ -21,15 +21,18 @@ import numpy as np
 import yaml
 
 from softrod.datasets import TdcrRecording, data_root
-from softrod.description import RobotSpec, find_robot, load_robot
+from softrod.description import RobotSpec, TendonFrictionSpec, find_robot, load_robot
 from softrod.validate._hardware import (
     DEFAULT_MAX_NFEV,
     DEFAULT_STRIDE,
+    FRICTION_INITIAL,
     ROBOTS,
     HardwareFit,
     SequenceModel,
     calibrate_hardware,
     calibrated_robot,
+    description_friction,
+    friction_sequence,
     initial_params,
     replay_marker,
     tip_errors_mm,
@@ -58,8 +61,13 @@ SERVO_PREFIX = "servo_"
 RECORDING_UNIT = 1e-3
 #: Why the fit has no friction today (its JSON says so next to `"friction": null`).
 NO_FRICTION_MESSAGE = (
-    "mu fixed at 0: no sequence model with tendon friction was given (the static solver's "
-    "friction sequence is not available yet); rows are frictionless warm-started solves"
+    "mu fixed at 0: fitted without --friction; rows are frictionless warm-started solves"
+)
+#: With --friction: what is fitted (solve_sequence's stick band is tension control only).
+FRICTION_MESSAGE = (
+    "mu fitted with softrod.rods.solve_sequence (capstan friction, state carried row to row); "
+    "stick_band held at 0 (a tension band [N], tension control only; the length-command "
+    "analogue is backlash)"
 )
 
 
@@ -204,10 +212,15 @@ def fit_recording(
     stride: int = DEFAULT_STRIDE,
     max_nfev: int = DEFAULT_MAX_NFEV,
     sequence_model: SequenceModel | None = None,
+    friction: bool = False,
 ) -> HardwareFit:
     """Calibrate `robot` (ftdcr_v4 or ftdcr_v6) on the recording `data` only (every `stride`-th
     row; `calibrate_hardware`). `extra` adds `data`, `rows`, `stride`, `servo_columns` and
-    `friction_message` to the calibration's standard errors and friction."""
+    `friction_message` to the calibration's standard errors and friction.
+
+    friction : also fit the tendon friction coefficient mu with `friction_sequence` (the strided
+    rows as one sequence in time order; stick band held at 0). sequence_model : another
+    stateful model instead (its mu and stick band both fitted)."""
     if robot not in ROBOTS:
         raise ValueError(
             f"ROBOT must be one of {', '.join(ROBOTS)} (robots with priors), got {robot!r}"
@@ -216,19 +229,24 @@ def fit_recording(
         raise ValueError(f"stride and max_nfev must be >= 1, got {stride} and {max_nfev}")
     n_t = calibrated_robot(robot, initial_params(robot)).n_tendons
     rec = read_recording(data, n_tendons=n_t)
+    own = friction and sequence_model is None
+    model = friction_sequence if own else sequence_model
     fit = calibrate_hardware(
         robot,
         rec.as_tdcr(robot),
         stride=stride,
         max_nfev=max_nfev,
-        sequence_model=sequence_model,
+        sequence_model=model,
+        friction0=(FRICTION_INITIAL[0], 0.0) if own else FRICTION_INITIAL,
+        fit_stick_band=not own,
     )
+    message = FRICTION_MESSAGE if own else "fitted"
     fit.extra.update(
         data=str(rec.path),
         rows=rec.rows,
         stride=stride,
         servo_columns=list(rec.servo_columns),
-        friction_message=NO_FRICTION_MESSAGE if sequence_model is None else "fitted",
+        friction_message=NO_FRICTION_MESSAGE if model is None else message,
     )
     return fit
 
@@ -258,20 +276,26 @@ def fit_summary(fit: HardwareFit) -> dict[str, Any]:
 
 
 def fitted_robot(fit: HardwareFit) -> RobotSpec:
-    """The calibrated robot description of `fit` (with its `calibration:` block)."""
+    """The calibrated robot description of `fit` (with its `calibration:` block, and a
+    `tendon_friction: {mu, stick_band}` block when the fit has friction)."""
     data = fit.extra.get("data")
-    return calibrated_robot(
+    spec = calibrated_robot(
         fit.robot,
         fit.params,
         servo_columns=fit.extra.get("servo_columns"),
         fitted_on=Path(data).name if data else None,
     )
+    fric = fit.extra.get("friction")
+    if fric is None:
+        return spec
+    block = TendonFrictionSpec(mu=fric["mu"], stick_band=fric["stick_band"])
+    return load_robot({**spec.to_dict(), "tendon_friction": block.model_dump()})
 
 
 def write_fitted(fit: HardwareFit, path: str | Path) -> RobotSpec:
     """Write the calibrated description of `fit` to `path` (YAML, atomically: a failure leaves
-    no partial file) and return it. A fitted friction (`fit.extra["friction"]`) is reported by
-    the fit but not written yet: the description has no friction block on this branch."""
+    no partial file) and return it. A fitted friction (`fit.extra["friction"]`) is written as
+    the description's `tendon_friction: {mu, stick_band}` block (`replay_recording` uses it)."""
     spec = fitted_robot(fit)
     head = (
         f"# softrod hardware fit {fit.robot} --data {fit.extra.get('data')}: "
@@ -309,7 +333,7 @@ class Replay:
             "converged_fraction": float(self.ok.mean()),
             "seconds": self.seconds,
             "cpu_seconds": self.cpu_seconds,
-            "friction": None,
+            "friction": _friction_json(self.robot) if self.model == "static" else None,
         }
         if self.recording.tip is not None:
             e = tip_errors_mm(self.tip, self.recording.tip)
@@ -321,6 +345,12 @@ class Replay:
         return obj
 
 
+def _friction_json(spec: RobotSpec) -> dict[str, float] | None:
+    """{mu, stick_band} of the description's friction block (None without one)."""
+    f = description_friction(spec)
+    return None if f is None else {"mu": f[0], "stick_band": f[1]}
+
+
 def replay_recording(
     fitted: str | Path | RobotSpec,
     data: str | Path,
@@ -330,7 +360,9 @@ def replay_recording(
     """Replay the recording `data` row by row in time order through a calibrated robot (a
     description with a `calibration:` block, `softrod hardware fit`).
 
-    model : "static" (exact rod, warm starts from row to row) or "mujoco" (chain, `links`).
+    model : "static" (exact rod, warm starts from row to row; with the description's
+    `tendon_friction` block through `friction_sequence`, the friction state carried from row to
+    row) or "mujoco" (chain, `links`; no tendon friction).
     """
     if model not in ("static", "mujoco"):
         raise ValueError(f"--model must be static or mujoco, got {model!r}")

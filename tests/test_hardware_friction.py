@@ -1,0 +1,104 @@
+"""Issue 15, item 4: tendon friction in `softrod hardware fit / replay` (`friction_sequence`
+on `softrod.rods.solve_sequence`, the description's `tendon_friction` block)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from softrod.cli import main
+from softrod.description import load_robot
+from softrod.validate import (
+    HardwareParams,
+    calibrated_robot,
+    predict_marker,
+    read_recording,
+    recording_path,
+    replay_marker,
+)
+from softrod.validate._hardware import friction_sequence
+
+#: The fit here: every 80th train row (21 rows), 1 least-squares evaluation (< 60 s alone).
+STRIDE = 80
+MAX_NFEV = 1
+#: mu = 0 replays as the frictionless replay [m].
+SAME_TOL_M = 1e-9
+#: Rows of val replayed.
+FEW_ROWS = 12
+PARAMS = HardwareParams(
+    stiffness=(6000.0, 7500.0, 5000.0),
+    pretension=(0.2, 0.8, 2.0),
+    angle_offset=(0.05, -0.02, 0.01),
+    marker_offset=0.006,
+    translation=(0.001, -0.002, 0.003),
+    tilt=(0.01, -0.02),
+)
+
+
+def _short(tmp_path: Path) -> Path:
+    with recording_path("ftdcr_v4", "val").open(newline="") as fh:
+        rows = list(csv.reader(fh))[: FEW_ROWS + 1]
+    path = tmp_path / "short.csv"
+    with path.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    return path
+
+
+def _with_friction(tmp_path: Path, mu: float, servo_columns: list[str]) -> Path:
+    spec = calibrated_robot("ftdcr_v4", PARAMS, servo_columns=servo_columns)
+    path = tmp_path / f"mu{mu}.yaml"
+    load_robot({**spec.to_dict(), "tendon_friction": {"mu": mu, "stick_band": 0.0}}).to_yaml(path)
+    return path
+
+
+def test_mu_zero_reproduces_the_frictionless_replay(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = _short(tmp_path)
+    rec = read_recording(short)
+    want, ok = predict_marker("ftdcr_v4", PARAMS, rec.displacement)
+    assert ok.all()
+    fitted = _with_friction(tmp_path, 0.0, list(rec.servo_columns))
+    assert main(["hardware", "replay", str(fitted), "--data", str(short), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["friction"] == {"mu": 0.0, "stick_band": 0.0}
+    np.testing.assert_allclose(np.array(obj["tip_mm"]) * 1e-3, want, rtol=0, atol=SAME_TOL_M)
+    # With friction the replay carries memory: it differs from the frictionless one.
+    fitted = _with_friction(tmp_path, 0.2, list(rec.servo_columns))
+    got, ok = replay_marker(load_robot(fitted), rec.displacement)
+    assert ok.all()
+    assert np.linalg.norm(got - want, axis=1).max() > 1e-5
+
+
+def test_friction_sequence_takes_no_length_stick_band() -> None:
+    spec = calibrated_robot("ftdcr_v4", PARAMS)
+    with pytest.raises(ValueError, match="stick_band"):
+        friction_sequence(spec, np.zeros((1, spec.n_tendons)), 0.1, 1e-4)
+
+
+def test_fit_with_friction_writes_the_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fitted.yaml"
+    train = recording_path("ftdcr_v4", "train")
+    code = main(
+        ["hardware", "fit", "ftdcr_v4", "--data", str(train), "-o", str(out), "--json",
+         "--stride", str(STRIDE), "--max-nfev", str(MAX_NFEV), "--friction"]
+    )  # fmt: skip
+    assert code == 0
+    fit = json.loads(capsys.readouterr().out)
+    assert set(fit["friction"]) == {"mu", "stick_band"}
+    assert 0.0 <= fit["friction"]["mu"] <= 1.0 and fit["friction"]["stick_band"] == 0.0
+    assert "solve_sequence" in fit["friction_message"]
+    block = yaml.safe_load(out.read_text())["tendon_friction"]
+    assert block == pytest.approx(fit["friction"], rel=1e-12)
+    short = _short(tmp_path)
+    assert main(["hardware", "replay", str(out), "--data", str(short), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["friction"] == pytest.approx(fit["friction"], rel=1e-12)
+    assert rep["rows"] == FEW_ROWS and rep["converged_fraction"] == 1.0
