@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from softrod.description import RobotSpec, find_robot, load_robot
-from softrod.dynamics import euler_bernoulli_f1, oscillation, simulate_dynamic
+from softrod.dynamics import IMPLICIT_DAMPING, euler_bernoulli_f1, oscillation, simulate_dynamic
 from softrod.rods import solve_static
 
 __all__ = ["IMPLICIT_CASES", "RELEASE_CASES", "run_dynamics_bench"]
@@ -142,12 +142,15 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
         if name in IMPLICIT_CASES:
             # Issue 21: the implicit step on the same release, with its default numerical
             # damping and without it (the purely variational step).
-            for label, extra in (
-                ("implicit", {}),
-                ("implicit_undamped", {"implicit_damping": 0.0}),
-            ):
-                imp = simulate_dynamic(robot, dur, initial=st, elements=elements,
-                                       integrator="implicit", **extra)  # fmt: skip
+            for label, damping in (("implicit", IMPLICIT_DAMPING), ("implicit_undamped", 0.0)):
+                imp = simulate_dynamic(
+                    robot,
+                    dur,
+                    initial=st,
+                    elements=elements,
+                    integrator="implicit",
+                    implicit_damping=damping,
+                )
                 f_i, _ = oscillation(imp.t, imp.tip_position[:, 0], center=0.0)
                 e_i = imp.energy
                 ikey = f"{key}.{label}"

@@ -146,7 +146,7 @@ def simulate_dynamic(
         with a banded matrix; step from the lowest bending modes, `implicit_time_step`;
         `dt_safety` unused). docs/dynamics.md "Implicit step".
     implicit_damping : numerical Kelvin-Voigt damping of the implicit step, in steps (beta =
-        implicit_damping x dt, added to `strain_damping`; default `IMPLICIT_DAMPING`, 1e-3):
+        implicit_damping x dt, added to `strain_damping`; default `IMPLICIT_DAMPING`, 1e-4):
         it removes the stiff modes that the step aliases; 0 is the purely variational step.
     **options : the flat form, kept for existing calls: each `DynamicLoads` field as a keyword
         (tensions, tip_force, tip_moment, distributed_force, gravity, field, base_motion,
