@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
+from softrod.rods._budget import budgeted
 from softrod.rods._chamber_lengths import solve_lengths_with_chambers
 from softrod.rods._inputs import StaticLoads, _with_chambers, check_inputs
 from softrod.rods._methods import METHODS
@@ -135,6 +136,25 @@ def solve_static(
         raise ValueError(f"unknown option {sorted(unknown)[0]!r} for method {method!r}")
     if not isinstance(check_stability, bool):
         raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
+    # One deadline for the whole solve: the stable-branch search, the gradient fixed point and
+    # the length law re-solve inside it (each nested solve once started its own).
+    return budgeted(_solve_within_budget)(
+        model, inp, guess, method, float(rtol), max_iter, check_stability, options
+    )
+
+
+def _solve_within_budget(
+    model: RodModel,
+    inp: StaticLoads,
+    guess: StaticResult | None,
+    method: str,
+    rtol: float,
+    max_iter: int,
+    check_stability: bool,
+    options: dict[str, Any],
+) -> StaticResult:
+    """`solve_static` after its checks: the method's solve, the stability test and any
+    stable-branch search, under one time budget (`_budget.budgeted`)."""
     solver = METHODS[method]
     if inp.lengths is not None and inp.pressures is not None and np.any(inp.pressures != 0.0):
         # Length control with pressurised chambers: the length law around tension control.
