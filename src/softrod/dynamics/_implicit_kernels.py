@@ -41,6 +41,7 @@ from softrod.dynamics._lgvi_kernels import (
     _kv_correct,
     _magnetic_forces,
     _tendon_forces,
+    _turn_frames,
     _world_of,
 )
 
@@ -148,33 +149,13 @@ def _applied(p, O, model, loads, k, f_out, tau_out):
 @numba.njit(cache=True, inline="always")
 def _new_frames(O, fr, rot_free, base_R, kb, O_out):
     """O_out <- O Cay0(fr) at the free frames, the base frame (row kb) at the others."""
-    n = O.shape[0]
-    for a in range(n):
-        if not rot_free[a]:
-            for r in range(3):
-                for c in range(3):
-                    O_out[a, r, c] = base_R[kb, r, c]
-            continue
-        fx = fr[a, 0]
-        fy = fr[a, 1]
-        fz = fr[a, 2]
-        s = 2.0 / (1.0 + fx * fx + fy * fy + fz * fz)
-        G00 = 1.0 - s * (fy * fy + fz * fz)
-        G11 = 1.0 - s * (fx * fx + fz * fz)
-        G22 = 1.0 - s * (fx * fx + fy * fy)
-        G01 = s * (-fz + fx * fy)
-        G02 = s * (fy + fx * fz)
-        G10 = s * (fz + fx * fy)
-        G12 = s * (-fx + fy * fz)
-        G20 = s * (-fy + fx * fz)
-        G21 = s * (fx + fy * fz)
+    # The explicit step's in-place turn (`_turn_frames`) on a copy: one Cayley map for both.
+    for a in range(O.shape[0]):
+        src = O[a] if rot_free[a] else base_R[kb]
         for r in range(3):
-            o0 = O[a, r, 0]
-            o1 = O[a, r, 1]
-            o2 = O[a, r, 2]
-            O_out[a, r, 0] = o0 * G00 + o1 * G10 + o2 * G20
-            O_out[a, r, 1] = o0 * G01 + o1 * G11 + o2 * G21
-            O_out[a, r, 2] = o0 * G02 + o1 * G12 + o2 * G22
+            for c in range(3):
+                O_out[a, r, c] = src[r, c]
+    _turn_frames(O_out, fr, rot_free)
 
 
 @numba.njit(cache=True, inline="always")
