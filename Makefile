@@ -1,7 +1,7 @@
 # softrod: one Makefile. Every target sets up .venv first when it is missing or stale.
 PY      := .venv/bin/python
 STAMP   := .venv/.installed
-EXTRAS  := mujoco,rl,learn,dist,bench,dev
+EXTRAS  := mujoco,rl,learn,dist,bench,web,dev
 PIP     := $(PY) -m pip -q --disable-pip-version-check
 
 .PHONY: setup test demo bench lint format clean

@@ -194,8 +194,30 @@ def view_cmd(
     links: Annotated[
         int | None, typer.Option("--links", "-n", help="Links for a robot given alone.")
     ] = None,
+    web: Annotated[
+        bool, typer.Option("--web", help="Serve the browser twin instead (robots; docs/web.md).")
+    ] = False,
+    port: Annotated[int, typer.Option("--port", help="Port of the --web page (0: any).")] = 8080,
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Address of the --web page; it has no authentication."),
+    ] = "127.0.0.1",
+    models: Annotated[
+        str, typer.Option("--models", help="Models shown by --web: exact,pcc,mujoco.")
+    ] = "exact",
+    export: Annotated[
+        Path | None,
+        typer.Option("--export", help="Write a self-contained page.html (playback) and exit."),
+    ] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an existing --export file.")
+    ] = False,
 ) -> None:
-    """Open SCENE in MuJoCo's interactive viewer (needs a display)."""
+    """Open SCENE in MuJoCo's interactive viewer (needs a display), or with --web serve the
+    browser twin of a robot (sliders, models, tip drag) and print its URL."""
+    if web or export is not None:
+        _view_web(scene, links, port, host, models, export, overwrite)
+        return
     if not (
         os.environ.get("DISPLAY")
         or os.environ.get("WAYLAND_DISPLAY")
@@ -215,3 +237,56 @@ def view_cmd(
             sc.step()
             viewer.sync()
             time.sleep(max(0.0, sc.model.opt.timestep - (time.perf_counter() - start)))
+
+
+def _view_web(
+    target: str,
+    links: int | None,
+    port: int,
+    host: str,
+    models: str,
+    export: Path | None,
+    overwrite: bool,
+) -> None:
+    """`softrod view --web` / `--export`: the browser twin of a robot (docs/web.md)."""
+    import time
+
+    try:
+        import viser  # noqa: F401
+    except ImportError:
+        raise CliError("the browser twin needs viser: pip install softrod[web]") from None
+    from softrod.web import MODEL_NAMES, export_page, serve_robot
+
+    check_links(links)
+    if not 0 <= port <= 65535:
+        raise CliError(f"--port must be in [0, 65535], got {port}")
+    chosen = [m.strip() for m in models.split(",") if m.strip()]
+    if not chosen or any(m not in MODEL_NAMES for m in chosen):
+        raise CliError(f"--models must be a list of {', '.join(MODEL_NAMES)}, got {models!r}")
+    path = _robot_path(target)
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        import yaml
+
+        data = yaml.safe_load(path.read_text())
+        if not isinstance(data, dict) or "segments" not in data:
+            raise CliError(
+                f"{target}: --web shows robots only for now (a scene, sweep or recording "
+                "target is not supported yet)"
+            )
+    n_links = links if links is not None else 20
+    if export is not None:
+        prepare_output(export, overwrite=overwrite, option="--export")
+        export_page(path, export, models=chosen, links=n_links)
+        typer.echo(f"wrote {export}")
+        return
+    page = serve_robot(path, host=host, port=port, models=chosen, links=n_links)
+    typer.echo(f"softrod view: serving {path.stem} at {page.url} (Ctrl+C stops)")
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo("softrod view: warning: the page has no authentication", err=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        page.stop()
