@@ -126,6 +126,7 @@ class TwinServer:
         primary.on_update(on_models)
         for box in overlays.values():
             box.on_update(on_models)
+
         def on_links(_: Any) -> None:
             twin.set_links(int(links.value))
             self.request_update()
@@ -151,7 +152,10 @@ class TwinServer:
             gravity = gui.add_checkbox("gravity", twin.gravity)
 
         def on_loads(_: Any) -> None:
-            twin.set_tip_load(force.value, moment.value)
+            try:
+                twin.set_tip_load(force.value, moment.value)
+            except (TypeError, ValueError):
+                return  # a malformed vector leaves the loads as they were
             twin.gravity = bool(gravity.value)
             self.request_update()
 
@@ -171,10 +175,15 @@ class TwinServer:
         def callback(_: Any) -> None:
             if self._syncing:
                 return
-            if self.twin.control == "length":
-                self.twin.set_length(k, float(slider.value) * 1e-3)
-            else:
-                self.twin.set_tension(k, float(slider.value))
+            # A malformed value (not a number) is ignored: the inputs stay as they were.
+            try:
+                value = float(slider.value)
+                if self.twin.control == "length":
+                    self.twin.set_length(k, value * 1e-3)
+                else:
+                    self.twin.set_tension(k, value)
+            except (TypeError, ValueError):
+                return
             self.request_update()
 
         return callback
@@ -304,6 +313,7 @@ def readout_markdown(twin: RobotTwin, frame: TwinFrame) -> str:
     primary: ModelView = frame.views[twin.models[0]]
     tension = ", ".join(f"{t:.2f}" for t in primary.tendon_tension)
     notes = [
+        f"primary model: {MODEL_LABELS[twin.models[0]]}",
         f"tip [mm]: {', '.join(f'{1e3 * x:.2f}' for x in primary.tip_position)}",
         f"tensions [N]: {tension}",
     ]

@@ -154,11 +154,13 @@ class RobotTwin:
             self._warm.pop("mujoco", None)
 
     def set_tension(self, k: int, value: float) -> None:
-        """Tendon k's tension [N], clipped to [0, tension_max[k]]."""
+        """Tendon k's tension [N], clipped to [0, tension_max[k]]; ValueError if not finite."""
+        _check_finite(f"tension {k}", value)
         self.tensions[k] = float(np.clip(value, 0.0, self.tension_max[k]))
 
     def set_length(self, k: int, value: float) -> None:
         """Tendon k's commanded length [m], clipped to [length_min[k], length_max[k]]."""
+        _check_finite(f"length {k}", value)
         self.lengths[k] = float(np.clip(value, self.length_min[k], self.length_max[k]))
 
     def set_tip_load(
@@ -327,6 +329,11 @@ class RobotTwin:
                 break
         self.tensions = q
         return self.solve()
+
+
+def _check_finite(name: str, value: float) -> None:
+    if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
 
 
 def _failed(name: str, message: str, elapsed: float, n_t: int) -> ModelView:
