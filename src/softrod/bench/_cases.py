@@ -154,6 +154,13 @@ def _batched_envs(
     return out
 
 
+def _web(n: int = 200, links: int = 20, browser: bool = True) -> dict[str, Any]:
+    """Raises ImportError when viser is missing (`softrod[web]`)."""
+    from softrod.bench._web import run_web_bench
+
+    return run_web_bench(n=n, links=links, browser=browser)
+
+
 #: Every benchmark, by subcommand name.
 CASES: dict[str, BenchCase] = {
     case.name: case
@@ -212,6 +219,12 @@ CASES: dict[str, BenchCase] = {
             "Every batched environment (softrod.envs.make_batched, MuJoCo Warp) on a device: "
             "world-steps per second for each world count (needs softrod[warp]).",
             _batched_envs,
+        ),
+        BenchCase(
+            "web",
+            "Browser twin slider-to-shape latency (exact solver, MuJoCo chain; server side and "
+            "in headless Chromium), median and p95 [ms].",
+            _web,
         ),
     )
 }

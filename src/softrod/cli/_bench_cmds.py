@@ -261,6 +261,24 @@ def bench_batched_envs_cmd(
         raise CliError(str(exc)) from None
 
 
+def bench_web_cmd(
+    n: Annotated[int, typer.Option("--n", help="Slider updates per model.")] = 200,
+    links: Annotated[int, typer.Option("--links", help="MuJoCo chain links N.")] = 20,
+    browser: Annotated[
+        bool, typer.Option("--browser/--no-browser", help="Also time headless Chromium.")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    if n < 10:
+        raise CliError(f"--n must be >= 10, got {n}")
+    if not 1 <= links <= 300:
+        raise CliError(f"--links must be in [1, 300], got {links}")
+    try:
+        run_case("web", as_json=as_json, n=n, links=links, browser=browser)
+    except ImportError as exc:
+        raise CliError(f"{exc}; the browser twin needs viser: pip install softrod[web]") from None
+
+
 #: The option parsing of each case's subcommand.
 _COMMANDS: dict[str, Any] = {
     "mujoco": bench_mujoco_cmd,
@@ -273,6 +291,7 @@ _COMMANDS: dict[str, Any] = {
     "envs": bench_envs_cmd,
     "warp-reach": bench_warp_reach_cmd,
     "batched-envs": bench_batched_envs_cmd,
+    "web": bench_web_cmd,
 }
 
 # Register every case as `softrod bench NAME`, in the registry's order, its help from the case

@@ -254,11 +254,15 @@ class TwinServer:
         with self.server.atomic():
             self._draw(frame)
             if self._readout is not None:
-                self._readout.content = readout_markdown(self.twin, frame)
+                # The frame counter lets a browser (tests, `softrod bench web`) see each update.
+                text = readout_markdown(self.twin, frame)
+                self._readout.content = f"{text}\n\nframe {self.update_count + 1}"
             if self._syncing:
                 # The drag set the tensions: show them on the sliders (their callbacks skip).
                 for slider, value in zip(self._tendon_sliders, self.twin.tensions, strict=True):
                     slider.value = round(float(value), 2)
+        # Send now: the message buffer would otherwise hold the last update of a burst.
+        self.server.flush()
         self.frame = frame
         self.update_count += 1
         self.last_update_time = time.perf_counter()
