@@ -107,6 +107,9 @@ def test_model_switch(page, twin_server):
     assert view.success
     # Under tendon loads alone the exact rod bends at constant curvature: PCC is exact there.
     np.testing.assert_allclose(view.tip_position, exact_tip, atol=TIP_MATCH)
+    # The scene shows PCC's backbone and hides the exact one.
+    assert twin_server._nodes["pcc/backbone"].visible
+    assert not twin_server._nodes["exact/backbone"].visible
     page.get_by_label("overlay exact (shooting)").check(force=True)  # Mantine hides the input
     page.wait_for_selector("text=/tip distance PCC - exact/", timeout=WAIT_MS)
     assert twin_server.twin.models == ("pcc", "exact")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -110,3 +111,13 @@ def test_mujoco_chain_overlay():
     frame = chain.solve()
     assert frame.views["mujoco"].success
     assert frame.tip_distance[("exact", "mujoco")] < CHAIN_MATCH
+
+
+def test_export_is_one_self_contained_file(tmp_path):
+    pytest.importorskip("viser")
+    from softrod.web import export_page
+
+    html = export_page("tdcr3", tmp_path / "page.html", frames=3).read_text()
+    # viser's client and the recorded scene are inline: no script or style fetched from elsewhere.
+    assert "window.__VISER_EMBED_DATA__=" in html
+    assert not re.search(r"<(script|link)[^>]+(src|href)=\"(https?:)?//", html)

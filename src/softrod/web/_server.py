@@ -77,6 +77,7 @@ class TwinServer:
         self._handle: Any = None
         self._drag: Any = None
         self._syncing = False
+        self._nodes: dict[str, Any] = {}
         self._length = twin.spec.total_length
         self._setup_scene()
         if with_gui:
@@ -268,37 +269,59 @@ class TwinServer:
         self.last_update_time = time.perf_counter()
 
     def _draw(self, frame: TwinFrame) -> None:
+        # Nodes are made once and then updated in place (new nodes cost far more to send).
         scene = self.server.scene
         radius = _tube_radius(self.twin)
         for name in MODEL_NAMES:
             view = frame.views.get(name)
-            path = f"/robot/{name}"
+            mesh = self._nodes.get(f"{name}/backbone")
+            tip = self._nodes.get(f"{name}/tip")
             if view is None or len(view.positions) < 2:
-                scene.add_frame(path, show_axes=False, visible=False)
+                for node in (mesh, tip):
+                    if node is not None:
+                        node.visible = False
                 continue
             color = COLORS[name] if view.success else FAILED_COLOR
-            verts, faces = tube_mesh(view.positions, radius * (1.0 if name == "exact" else 0.8))
-            scene.add_mesh_simple(
-                f"{path}/backbone", verts, faces, color=color, opacity=None if view.success else 0.6
-            )
-            scene.add_icosphere(
-                f"{path}/tip", radius=1.6 * radius, color=color, position=view.tip_position
-            )
+            opacity = None if view.success else 0.6
+            scale = 1.0 if name == self.twin.models[0] else 0.8
+            verts, faces = tube_mesh(view.positions, radius * scale, view.rotations)
+            if mesh is None or mesh.vertices.shape != verts.shape:
+                if mesh is not None:
+                    mesh.remove()
+                self._nodes[f"{name}/backbone"] = scene.add_mesh_simple(
+                    f"/robot/{name}/backbone", verts, faces, color=color, opacity=opacity
+                )
+            else:
+                mesh.vertices = verts
+                mesh.color = color
+                mesh.opacity = opacity
+                mesh.visible = True
+            if tip is None:
+                self._nodes[f"{name}/tip"] = scene.add_icosphere(
+                    f"/robot/{name}/tip",
+                    radius=1.6 * radius,
+                    color=color,
+                    position=view.tip_position,
+                )
+            else:
+                tip.position = view.tip_position
+                tip.color = color
+                tip.visible = True
         primary = frame.views[self.twin.models[0]]
-        scene.add_line_segments(
-            "/robot/disks",
-            disk_circles(self.twin, primary),
-            DISK_COLOR,
-            thickness=2.0,
-            thickness_units="screen",
-        )
-        scene.add_line_segments(
-            "/robot/tendons",
-            tendon_paths(self.twin, primary),
-            TENDON_COLOR,
-            thickness=1.5,
-            thickness_units="screen",
-        )
+        for key, segments, color, width in (
+            ("disks", disk_circles(self.twin, primary), DISK_COLOR, 2.0),
+            ("tendons", tendon_paths(self.twin, primary), TENDON_COLOR, 1.5),
+        ):
+            lines = self._nodes.get(key)
+            if lines is not None and lines.points.shape == segments.shape:
+                lines.points = segments.astype(np.float32)
+                lines.visible = len(segments) > 0
+                continue
+            if lines is not None:
+                lines.remove()
+            self._nodes[key] = scene.add_line_segments(
+                f"/robot/{key}", segments, color, thickness=width, thickness_units="screen"
+            )
 
 
 def readout_markdown(twin: RobotTwin, frame: TwinFrame) -> str:
