@@ -50,7 +50,7 @@ class ModelView:
 
     name : "exact", "pcc" or "mujoco". success, message : the solver's verdict.
     positions : (n, 3) backbone points [m] (empty (0, 3) when the solver gave no shape).
-    rotations : (n, 3, 3) body frames, or None (MuJoCo chain: link frames not kept).
+    rotations : (n, 3, 3) body frames (MuJoCo chain: the link frames and the tip site's).
     tip_position : (3,) [m] (NaN when no shape). solve_time : wall time of the solve [s].
     tendon_tension : (n_t,) [N]. stable : StaticResult.stable (None when not tested).
     arc_length : (n,) arc length of each backbone point [m], or None (MuJoCo chain).
@@ -279,6 +279,10 @@ class RobotTwin:
         res = static_equilibrium(model, data, loads, qpos0=self._warm.get("mujoco"))
         elapsed = time.perf_counter() - t0
         positions = np.vstack([data.xpos[bodies], data.site_xpos[tip_site][None, :]])
+        # Link frames (body z along the backbone, as in the rod) draw the tube without twist.
+        rotations = np.concatenate(
+            [data.xmat[bodies].reshape(-1, 3, 3), data.site_xmat[tip_site].reshape(1, 3, 3)]
+        )
         finite = bool(np.all(np.isfinite(positions)))
         if res.success and finite:
             self._warm["mujoco"] = res.qpos.copy()
@@ -288,7 +292,7 @@ class RobotTwin:
             success=bool(res.success and finite),
             message=res.message,
             positions=positions if finite else np.zeros((0, 3)),
-            rotations=None,
+            rotations=rotations if finite else None,
             tip_position=positions[-1].copy() if finite else np.full(3, np.nan),
             solve_time=elapsed,
             tendon_tension=np.abs(tension),
