@@ -121,3 +121,14 @@ def test_export_is_one_self_contained_file(tmp_path):
     # viser's client and the recorded scene are inline: no script or style fetched from elsewhere.
     assert "window.__VISER_EMBED_DATA__=" in html
     assert not re.search(r"<(script|link)[^>]+(src|href)=\"(https?:)?//", html)
+
+
+def test_view_web_without_viser_is_one_line_with_the_install_hint(monkeypatch, capsys):
+    import sys
+
+    from softrod.cli import main
+
+    monkeypatch.setitem(sys.modules, "viser", None)  # import viser raises ImportError
+    assert main(["view", "tdcr3", "--web"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install softrod[web]" in err and err.count("\n") == 1
