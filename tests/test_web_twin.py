@@ -132,3 +132,15 @@ def test_view_web_without_viser_is_one_line_with_the_install_hint(monkeypatch, c
     assert main(["view", "tdcr3", "--web"]) == 2
     err = capsys.readouterr().err
     assert "pip install softrod[web]" in err and err.count("\n") == 1
+
+
+def test_length_control_bends_toward_the_shortened_tendon():
+    twin = RobotTwin("tdcr3", control="length")
+    rest = twin.solve().views["exact"]
+    assert rest.success
+    np.testing.assert_allclose(rest.tip_position, [0, 0, twin.spec.total_length], atol=TIP_MATCH)
+    twin.set_length(0, 0.5 * (twin.length_min[0] + twin.length_max[0]))
+    view = twin.solve().views["exact"]
+    assert view.success and view.tip_position[0] > 0.01 and view.tendon_tension[0] > 0
+    with pytest.raises(ValueError, match="tension control"):
+        twin.set_models(["exact", "mujoco"])

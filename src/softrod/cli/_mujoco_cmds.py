@@ -205,6 +205,9 @@ def view_cmd(
     models: Annotated[
         str, typer.Option("--models", help="Models shown by --web: exact,pcc,mujoco.")
     ] = "exact",
+    control: Annotated[
+        str, typer.Option("--control", help="--web sliders: tension [N] or length [mm].")
+    ] = "tension",
     export: Annotated[
         Path | None,
         typer.Option("--export", help="Write a self-contained page.html (playback) and exit."),
@@ -216,7 +219,7 @@ def view_cmd(
     """Open SCENE in MuJoCo's interactive viewer (needs a display), or with --web serve the
     browser twin of a robot (sliders, models, tip drag) and print its URL."""
     if web or export is not None:
-        _view_web(scene, links, port, host, models, export, overwrite)
+        _view_web(scene, links, port, host, models, control, export, overwrite)
         return
     if not (
         os.environ.get("DISPLAY")
@@ -245,6 +248,7 @@ def _view_web(
     port: int,
     host: str,
     models: str,
+    control: str,
     export: Path | None,
     overwrite: bool,
 ) -> None:
@@ -263,6 +267,8 @@ def _view_web(
     chosen = [m.strip() for m in models.split(",") if m.strip()]
     if not chosen or any(m not in MODEL_NAMES for m in chosen):
         raise CliError(f"--models must be a list of {', '.join(MODEL_NAMES)}, got {models!r}")
+    if control not in ("tension", "length"):
+        raise CliError(f"--control must be tension or length, got {control!r}")
     path = _robot_path(target)
     if path.suffix.lower() in (".yaml", ".yml", ".json"):
         import yaml
@@ -279,7 +285,7 @@ def _view_web(
         export_page(path, export, models=chosen, links=n_links)
         typer.echo(f"wrote {export}")
         return
-    page = serve_robot(path, host=host, port=port, models=chosen, links=n_links)
+    page = serve_robot(path, host=host, port=port, models=chosen, links=n_links, control=control)
     typer.echo(f"softrod view: serving {path.stem} at {page.url} (Ctrl+C stops)")
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo("softrod view: warning: the page has no authentication", err=True)

@@ -163,10 +163,12 @@ class TwinServer:
         for widget in (force, moment, gravity):
             widget.on_update(on_loads)
 
-        with gui.add_folder("Tip drag"):
-            drag = gui.add_checkbox("drag the tip (Jacobian control)", False)
-        drag.on_update(lambda _: self._toggle_drag(bool(drag.value)))
-        self._drag = drag
+        if twin.control == "tension":
+            # The Jacobian controller moves tensions: no drag under length control.
+            with gui.add_folder("Tip drag"):
+                drag = gui.add_checkbox("drag the tip (Jacobian control)", False)
+            drag.on_update(lambda _: self._toggle_drag(bool(drag.value)))
+            self._drag = drag
 
         save = gui.add_button("save PNG")
         save.on_click(self._save_png)
