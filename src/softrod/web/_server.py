@@ -38,6 +38,8 @@ TENDON_COLOR = (200, 60, 160)
 MODEL_LABELS = {"exact": "exact (shooting)", "pcc": "PCC", "mujoco": "MuJoCo chain"}
 #: Drawn backbone radius: the true one, but at least this much so a thin rod stays visible [m].
 MIN_TUBE_RADIUS = 0.0015
+#: Longest wait for the browser's rendered frame of "save PNG" [s] (software WebGL is slow).
+RENDER_TIMEOUT = 60.0
 #: Frames of the exported playback and their spacing [s].
 EXPORT_FRAMES = 60
 EXPORT_DT = 1.0 / 30.0
@@ -98,7 +100,7 @@ class TwinServer:
         L = self._length
         scene.set_up_direction("+z")
         scene.add_grid("/grid", width=2 * L, height=2 * L, cell_size=L / 10, section_size=L / 2)
-        self.server.initial_camera.position = (1.4 * L, -1.6 * L, 0.9 * L)
+        self.server.initial_camera.position = (0.9 * L, -1.1 * L, 0.8 * L)
         self.server.initial_camera.look_at = (0.0, 0.0, 0.45 * L)
         self.server.initial_camera.near = L / 100
 
@@ -205,11 +207,7 @@ class TwinServer:
 
         def on_move(_: Any) -> None:
             target = np.asarray(self._handle.position, dtype=float)
-            self._syncing = True
-            try:
-                self._run_locked(lambda: self.twin.drag_tip(target))
-            finally:
-                self._syncing = False
+            self._run_locked(lambda: self.twin.drag_tip(target))
 
         self._handle.on_update(on_move)
 
@@ -219,7 +217,13 @@ class TwinServer:
         client = event.client
         if client is None:
             return
-        image = client.get_render(height=600, width=800, transport_format="png", timeout=10.0)
+        try:
+            image = client.get_render(
+                height=600, width=800, transport_format="png", timeout=RENDER_TIMEOUT
+            )
+        except TimeoutError:
+            client.add_notification("save PNG", "the browser returned no frame in time")
+            return
         buf = io.BytesIO()
         Image.fromarray(image).save(buf, format="PNG")
         client.send_file_download("softrod_view.png", buf.getvalue(), save_immediately=True)
@@ -260,15 +264,23 @@ class TwinServer:
                 # The frame counter lets a browser (tests, `softrod bench web`) see each update.
                 text = readout_markdown(self.twin, frame)
                 self._readout.content = f"{text}\n\nframe {self.update_count + 1}"
-            if self._syncing:
-                # The drag set the tensions: show them on the sliders (their callbacks skip).
-                for slider, value in zip(self._tendon_sliders, self.twin.tensions, strict=True):
-                    slider.value = round(float(value), 2)
+            if self.twin.control == "tension":
+                self._sync_sliders()
         # Send now: the message buffer would otherwise hold the last update of a burst.
         self.server.flush()
         self.frame = frame
         self.update_count += 1
         self.last_update_time = time.perf_counter()
+
+    def _sync_sliders(self) -> None:
+        # Inputs set from Python or by the tip drag show on the sliders (whose callbacks skip).
+        syncing, self._syncing = self._syncing, True
+        try:
+            for slider, value in zip(self._tendon_sliders, self.twin.tensions, strict=True):
+                if abs(float(slider.value) - value) > 5e-3:
+                    slider.value = round(float(value), 2)
+        finally:
+            self._syncing = syncing
 
     def _draw(self, frame: TwinFrame) -> None:
         # Nodes are made once and then updated in place (new nodes cost far more to send).
