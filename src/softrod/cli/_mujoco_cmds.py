@@ -286,10 +286,11 @@ def _view_web(
         typer.echo(f"wrote {export}")
         return
     page = serve_robot(path, host=host, port=port, models=chosen, links=n_links, control=control)
-    typer.echo(f"softrod view: serving {path.stem} at {page.url} (Ctrl+C stops)")
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo("softrod view: warning: the page has no authentication", err=True)
+    # Ctrl+C stops the server cleanly from the moment the URL is out.
     try:
+        typer.echo(f"softrod view: serving {path.stem} at {page.url} (Ctrl+C stops)")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            typer.echo("softrod view: warning: the page has no authentication", err=True)
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:

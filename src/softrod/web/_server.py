@@ -264,7 +264,7 @@ class TwinServer:
                 # The frame counter lets a browser (tests, `softrod bench web`) see each update.
                 text = readout_markdown(self.twin, frame)
                 self._readout.content = f"{text}\n\nframe {self.update_count + 1}"
-            if self.twin.control == "tension":
+            if self.twin.control == "tension" and self._tendon_sliders:
                 self._sync_sliders()
         # Send now: the message buffer would otherwise hold the last update of a burst.
         self.server.flush()
