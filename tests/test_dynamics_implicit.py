@@ -262,3 +262,29 @@ def test_implicit_divergence_is_reported():
     if not res.success:
         assert "diverged" in res.message
     assert np.all(np.isfinite(res.positions))
+
+
+def test_cli_simulate_integrator(capsys):
+    """`softrod simulate --integrator implicit` takes the step at which the explicit one
+    diverges (test_cli_outputs' diverged run); an unknown name is refused."""
+    import json
+
+    from softrod.cli import main
+
+    argv = ["simulate", "tdcr3", "--duration", "0.01", "--dt", "1e-3", "--elements", "10",
+            "--tensions", "2,0,0,0,0,0,0,0,0", "--json"]  # fmt: skip
+    assert main([*argv, "--integrator", "implicit"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["success"] is True
+    assert main([*argv, "--integrator", "rk4"]) != 0
+    assert "--integrator must be one of" in capsys.readouterr().err
+
+
+def test_sorosim_release_implicit_short():
+    """`lgvi_release(integrator="implicit")` (`softrod validate sorosim --integrator
+    implicit`): steel release 1, physical rotary inertia, first 0.5 s within the 0.5 % target."""
+    from softrod.validate._dynamics import lgvi_release
+
+    cmp = lgvi_release("steel", 1, duration=0.5, integrator="implicit")
+    assert cmp.model.endswith("-implicit")
+    assert cmp.mean_error_pct < 0.5, cmp.mean_error_pct
