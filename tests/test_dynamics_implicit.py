@@ -15,6 +15,7 @@ import pytest
 import scipy.optimize
 
 import softrod
+from softrod.description import find_robot
 from softrod.dynamics import (
     Magnet,
     MagneticField,
@@ -262,3 +263,82 @@ def test_implicit_divergence_is_reported():
     if not res.success:
         assert "diverged" in res.message
     assert np.all(np.isfinite(res.positions))
+
+
+def test_cli_simulate_integrator(capsys):
+    """`softrod simulate --integrator implicit` takes the step at which the explicit one
+    diverges (test_cli_outputs' diverged run); an unknown name is refused."""
+    import json
+
+    from softrod.cli import main
+
+    argv = ["simulate", "tdcr3", "--duration", "0.01", "--dt", "1e-3", "--elements", "10",
+            "--tensions", "2,0,0,0,0,0,0,0,0", "--json"]  # fmt: skip
+    assert main([*argv, "--integrator", "implicit"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["success"] is True
+    assert main([*argv, "--integrator", "rk4"]) != 0
+    assert "--integrator must be one of" in capsys.readouterr().err
+
+
+def test_sorosim_release_implicit_short():
+    """`lgvi_release(integrator="implicit")` (`softrod validate sorosim --integrator
+    implicit`): steel release 1, physical rotary inertia, first 0.5 s within the 0.5 % target."""
+    from softrod.validate._dynamics import lgvi_release
+
+    cmp = lgvi_release("steel", 1, duration=0.5, integrator="implicit")
+    assert cmp.model.endswith("-implicit")
+    assert cmp.mean_error_pct < 0.5, cmp.mean_error_pct
+
+
+def test_tdcr3_tendon_pull_matches_the_mujoco_chain():
+    """tdcr3's tip tendon stepped to 2 N from the straight rest at the automatic step (8e-4 s),
+    Kelvin-Voigt beta = 2 ms in both models (`strain_damping` = the chain's `damping_time`):
+    tip within 1 % of L of the MuJoCo chain (N = 30) over the first 0.1 s (issue 21's bound;
+    the full 2 s, both robots, pull and release: dev/tendon_step_mujoco.py)."""
+    import mujoco
+
+    from softrod.mujoco import build_spec, chain_info
+
+    robot = softrod.load_robot(find_robot("tdcr3"))
+    L = robot.total_length
+    tensions = np.zeros(9)
+    tensions[6] = 2.0
+    beta, duration, h = 2e-3, 0.1, 2.5e-4
+    res = simulate_dynamic(robot, duration, tensions=tensions, strain_damping=beta, elements=30,
+                           integrator="implicit")  # fmt: skip
+    assert res.success, res.message
+    assert res.extra["auto_dt"] and res.dt > 5e-4
+    opts = {"links": 30, "damping_time": beta, "timestep": h, "gravity": (0.0, 0.0, 0.0),
+            "contact": False}  # fmt: skip
+    model = build_spec(robot, **opts).compile()
+    data = mujoco.MjData(model)
+    info = chain_info(robot, **opts)
+    data.ctrl[[model.actuator(a).id for a in info.actuators]] = tensions
+    site = model.site(info.tip_site).id
+    err = []
+    for tk, tip in zip(res.t, res.tip_position, strict=True):
+        while data.time < tk - 0.5 * h:
+            mujoco.mj_step(model, data)
+        mujoco.mj_forward(model, data)
+        err.append(np.linalg.norm(data.site_xpos[site] - tip) / L)
+    swing = np.linalg.norm(res.tip_position[-1] - res.tip_position[0]) / L
+    assert swing > 0.2, swing
+    assert max(err) < 0.01, max(err)
+
+
+def test_estimate_damping_least_squares_implicit():
+    """E.5's least-squares fit with the implicit step: the steel rod measured every 1 ms (the
+    explicit step would need 1e-7 s), synthetic release with c = 0.05 N s/m^2: c recovered."""
+    from softrod.dynamics import estimate_damping
+
+    c, dt = 0.05, 1e-3
+    st = softrod.solve_static(STEEL_ROD, tip_force=[0.01, 0.0, 0.0])
+    res = simulate_dynamic(STEEL_ROD, 0.3, initial=st, damping=c, integrator="implicit", dt=dt,
+                           sample_dt=dt)  # fmt: skip
+    assert res.success, res.message
+    est = estimate_damping(STEEL_ROD, res.positions, dt, initial=st, integrator="implicit")
+    assert est.damping_per_length == pytest.approx(c, rel=1e-3)
+    with pytest.raises(ValueError, match="predictive"):
+        estimate_damping(STEEL_ROD, res.positions, dt, initial=st, integrator="implicit",
+                         method="predictive")  # fmt: skip

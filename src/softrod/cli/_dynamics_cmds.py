@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from softrod.cli._app import app
+from softrod.cli._app import CliError, app
 
 
 @app.command("simulate")
@@ -19,12 +19,20 @@ def simulate(
     gravity: str = typer.Option("", "--gravity", help="Gravity gx,gy,gz [m/s^2]."),
     damping: float = typer.Option(0.0, "--damping", help="Viscous damping [N s/m^2]."),
     elements: int = typer.Option(20, "--elements", help="Elements along the robot."),
+    integrator: str = typer.Option(
+        "explicit",
+        "--integrator",
+        help="explicit (step limited by the stiffest wave) or implicit (step set by the "
+        "bending modes: stiff rods, docs/dynamics.md).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Simulate a robot from rest with the Lie-group variational integrator (seed 004)."""
     from softrod.cli._resolve import find_robot, parse_vector
-    from softrod.dynamics import simulate_dynamic
+    from softrod.dynamics import INTEGRATORS, simulate_dynamic
 
+    if integrator not in INTEGRATORS:
+        raise CliError(f"--integrator must be one of {', '.join(INTEGRATORS)}, got {integrator!r}")
     path = find_robot(robot)
     kw: dict = {}
     if tensions:
@@ -34,7 +42,7 @@ def simulate(
     if gravity:
         kw["gravity"] = parse_vector("--gravity", gravity, 3, "gx,gy,gz")
     res = simulate_dynamic(str(path), duration, dt=dt or None, damping=damping or None,
-                           elements=elements, **kw)  # fmt: skip
+                           elements=elements, integrator=integrator, **kw)  # fmt: skip
     if as_json:
         print(json.dumps(res.to_dict()))
     else:

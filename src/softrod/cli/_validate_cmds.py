@@ -74,6 +74,14 @@ def validate_cmd(
             help="sorosim: steel LGVI at 40 elements, x100 rotary inertia (~100 s a release).",
         ),
     ] = False,
+    integrator: Annotated[
+        str,
+        typer.Option(
+            "--integrator",
+            help="sorosim: the LGVI releases' step, explicit or implicit (physical rotary "
+            "inertia; docs/dynamics.md).",
+        ),
+    ] = "explicit",
     robot: Annotated[
         str | None, typer.Option("--robot", help="hardware: only ftdcr_v4 or ftdcr_v6.")
     ] = None,
@@ -102,7 +110,7 @@ def validate_cmd(
     if study not in _STUDIES:
         raise CliError(f"STUDY must be one of {', '.join(_STUDIES)}, got {study!r}")
     # Arguments are checked before the journal is opened (a typo must not reset it).
-    _check_args(study, material, robot, stride, max_nfev)
+    _check_args(study, material, robot, stride, max_nfev, integrator)
     journal = out / f"{study}.records.jsonl"
     cache = RecordCache(journal, {"study": study}, resume=resume)
     try:
@@ -110,6 +118,7 @@ def validate_cmd(
             _run_study(
                 study, out, as_json, links, limit, limit_large, material, releases,
                 lgvi_releases, lgvi_fine, robot, stride, max_nfev, no_mujoco, cache,
+                integrator,
             )  # fmt: skip
     except KeyboardInterrupt:
         print(
@@ -123,11 +132,15 @@ def validate_cmd(
 
 
 def _check_args(
-    study: str, material: str | None, robot: str | None, stride: int, max_nfev: int
-) -> None:
+    study: str, material: str | None, robot: str | None, stride: int, max_nfev: int,
+    integrator: str = "explicit",
+) -> None:  # fmt: skip
     from softrod.datasets import MATERIALS
+    from softrod.dynamics import INTEGRATORS
     from softrod.validate import ROBOTS
 
+    if integrator not in INTEGRATORS:
+        raise CliError(f"--integrator must be one of {', '.join(INTEGRATORS)}, got {integrator!r}")
     if study == "sorosim" and material is not None and material not in MATERIALS:
         raise CliError(f"--material must be one of {', '.join(MATERIALS)}, got {material!r}")
     if study == "hardware":
@@ -153,6 +166,7 @@ def _run_study(
     max_nfev: int,
     no_mujoco: bool,
     cache: RecordCache,
+    integrator: str = "explicit",
 ) -> None:
     from softrod.validate import hardware_study, sorosim_study
 
@@ -180,8 +194,14 @@ def _run_study(
                 releases=tuple(range(1, min(max(releases, 0), 10) + 1)),
                 lgvi_releases=tuple(range(1, min(max(lgvi_releases, 0), 10) + 1)),
                 lgvi_elements=LGVI_FINE_ELEMENTS if lgvi_fine else None,
-                lgvi_rotary_inertia_scale=LGVI_FINE_ROTARY_INERTIA_SCALE if lgvi_fine else None,
+                # The implicit step keeps the physical rotary inertia (its step does not need x100).
+                lgvi_rotary_inertia_scale=(
+                    LGVI_FINE_ROTARY_INERTIA_SCALE
+                    if lgvi_fine and integrator == "explicit"
+                    else None
+                ),
                 cache=cache,
+                lgvi_integrator=integrator,
             )
             obj["dynamics"] = dyn["summary"]
             obj["dynamics_effective_over_stated_damping"] = dyn["effective_over_stated"]

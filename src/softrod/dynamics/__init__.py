@@ -15,7 +15,7 @@ The same with the model built once and the loads as one object:
 from softrod.dynamics._analysis import euler_bernoulli_f1, oscillation
 from softrod.dynamics._filter import DEFAULT_VELOCITY_FLOOR, DampingEstimate, estimate_damping
 from softrod.dynamics._inputs import DynamicLoads
-from softrod.dynamics._integrate import IMPLICIT_DAMPING
+from softrod.dynamics._integrate import IMPLICIT_DAMPING, INTEGRATORS
 from softrod.dynamics._loads import MU0, Magnet, MagneticField
 from softrod.dynamics._model import DEFAULT_ELEMENTS, LGVIModel, build_lgvi_model
 from softrod.dynamics._modes import (
@@ -29,6 +29,7 @@ from softrod.dynamics._simulate import simulate_dynamic
 
 __all__ = [
     "IMPLICIT_DAMPING",
+    "INTEGRATORS",
     "DEFAULT_VELOCITY_FLOOR",
     "DampingEstimate",
     "estimate_damping",

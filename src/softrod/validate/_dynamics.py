@@ -255,6 +255,7 @@ def lgvi_release(
     elements: int | None = None,
     damping_model: str = "strain",
     ref: SorosimRelease | None = None,
+    integrator: str = "explicit",
 ) -> ReleaseComparison:
     """Hold with the static solver, release with softrod's LGVI (issue 5); `elements` as in
     `simulate_dynamic` (default 20).
@@ -262,8 +263,10 @@ def lgvi_release(
     damping : as in `mujoco_release`; "sorosim" is Kelvin-Voigt with beta = the file's number.
     damping_model : for a first-mode ratio zeta, "strain" (Kelvin-Voigt, beta = 2 zeta /
         omega_1, like the MuJoCo chain's joints) or "mass" (c = 2 zeta omega_1 rho A).
-    rotary_inertia_scale : default `LGVI_ROTARY_INERTIA_SCALE` of the rod.
-    ref : the record, already loaded (mujoco frame); default: loaded from material / index."""
+    rotary_inertia_scale : default `LGVI_ROTARY_INERTIA_SCALE` of the rod (explicit), 1 (the
+        physical inertia) with the implicit step, whose step does not depend on it.
+    ref : the record, already loaded (mujoco frame); default: loaded from material / index.
+    integrator : `simulate_dynamic`'s ("explicit" or "implicit", docs/dynamics.md)."""
     from softrod.dynamics import simulate_dynamic
     from softrod.rods import compile_model, solve_static
 
@@ -294,7 +297,9 @@ def lgvi_release(
     else:
         c = 2 * _zeta(ref, damping) * omega1 * bb.density * bb.A
     if rotary_inertia_scale is None:
-        rotary_inertia_scale = LGVI_ROTARY_INERTIA_SCALE.get(material, 1.0)
+        rotary_inertia_scale = (
+            LGVI_ROTARY_INERTIA_SCALE.get(material, 1.0) if integrator == "explicit" else 1.0
+        )
     T = float(ref.t[-1]) if duration is None else duration
     sim = simulate_dynamic(
         robot,
@@ -306,6 +311,7 @@ def lgvi_release(
         rotary_inertia_scale=rotary_inertia_scale,
         elements=elements,
         sample_dt=float(ref.t[1] - ref.t[0]),
+        integrator=integrator,
     )
     tip_sim = sim.positions[:, -1]
     tip = np.column_stack([np.interp(ref.t, sim.t, tip_sim[:, a]) for a in range(3)])
@@ -316,6 +322,7 @@ def lgvi_release(
         ref = _truncate(ref, keep)
         tip = tip[keep]
     name = f"lgvi-{_label(damping)}" + ("" if damping == SOROSIM_DAMPING else f"-{damping_model}")
+    name += "" if integrator == "explicit" else f"-{integrator}"
     return compare_release(ref, tip, name, time.perf_counter() - t0)
 
 
@@ -338,11 +345,11 @@ def _mujoco_row(mat: str, i: int, links: int, ref: SorosimRelease) -> dict[str, 
 
 
 def _lgvi_row(
-    mat: str, i: int, ref: SorosimRelease, elements: int, inertia: float
-) -> dict[str, Any]:
-    cmp = lgvi_release(
-        mat, i, ref=ref, damping=SOROSIM_DAMPING, elements=elements, rotary_inertia_scale=inertia
-    )
+    mat: str, i: int, ref: SorosimRelease, elements: int, inertia: float,
+    integrator: str = "explicit",
+) -> dict[str, Any]:  # fmt: skip
+    cmp = lgvi_release(mat, i, ref=ref, damping=SOROSIM_DAMPING, elements=elements,
+                       rotary_inertia_scale=inertia, integrator=integrator)  # fmt: skip
     return {**cmp.summary(), "damping": SOROSIM_DAMPING}
 
 
@@ -355,11 +362,13 @@ def release_study(
     lgvi_elements: dict[str, int] | None = None,
     lgvi_rotary_inertia_scale: dict[str, float] | None = None,
     cache: RecordCache | None = None,
+    lgvi_integrator: str = "explicit",
 ) -> dict[str, Any]:
     """MuJoCo chain (`releases`) and LGVI (`lgvi_releases`) vs SoRoSim's release records, both
     with SoRoSim's Kelvin-Voigt damping (`damping="sorosim"`, nothing fitted to any record).
     lgvi_elements / lgvi_rotary_inertia_scale: per rod, default `LGVI_ELEMENTS` /
-    `LGVI_ROTARY_INERTIA_SCALE`.
+    `LGVI_ROTARY_INERTIA_SCALE` (explicit) or 1 (implicit). lgvi_integrator: "explicit" or
+    "implicit" (`simulate_dynamic`'s `integrator`).
 
     Also one diagnostic MuJoCo run per rod with the file's number taken as the first-mode ratio
     (what it is not) and each record's effective first-mode ratio over the stated number.
@@ -396,7 +405,10 @@ def release_study(
                 key = f"{mat}/release-mujoco-N{links}/{i}"
                 rows.append(cached(cache, key, _mujoco_row, mat, i, links, ref))
         elements = (lgvi_elements or LGVI_ELEMENTS)[mat]
-        inertia = (lgvi_rotary_inertia_scale or LGVI_ROTARY_INERTIA_SCALE)[mat]
+        if lgvi_rotary_inertia_scale is not None:
+            inertia = lgvi_rotary_inertia_scale[mat]
+        else:
+            inertia = LGVI_ROTARY_INERTIA_SCALE[mat] if lgvi_integrator == "explicit" else 1.0
         for i in lgvi_releases:
             if i == lgvi_releases[0]:
                 cmp = lgvi_release(
@@ -406,12 +418,16 @@ def release_study(
                     damping=SOROSIM_DAMPING,
                     elements=elements,
                     rotary_inertia_scale=inertia,
+                    integrator=lgvi_integrator,
                 )
                 rows.append({**cmp.summary(), "damping": SOROSIM_DAMPING})
                 curves[f"{mat}/{i}/lgvi"] = cmp
             else:
-                key = f"{mat}/release-lgvi-{elements}-{inertia!r}/{i}"
-                rows.append(cached(cache, key, _lgvi_row, mat, i, refs[i], elements, inertia))
+                # The explicit step's key is the one of earlier journals (resumable).
+                tag = "" if lgvi_integrator == "explicit" else f"-{lgvi_integrator}"
+                key = f"{mat}/release-lgvi-{elements}-{inertia!r}{tag}/{i}"
+                rows.append(cached(cache, key, _lgvi_row, mat, i, refs[i], elements, inertia,
+                                   lgvi_integrator))  # fmt: skip
 
     def agg(mat: str, prefix: str) -> dict[str, float]:
         sel = [
