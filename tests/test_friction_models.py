@@ -7,6 +7,13 @@ import numpy as np
 import pytest
 
 from softrod.description import find_robot
+from softrod.dynamics import (
+    DynamicLoads,
+    build_lgvi_model,
+    friction_settle_sequence,
+    piecewise_tendon_model,
+    simulate_dynamic,
+)
 from softrod.mujoco import TendonFriction, build_spec, chain_info, friction_sequence
 from softrod.rods import compile_model, solve_sequence
 
@@ -63,3 +70,33 @@ def test_mujoco_friction_loop_matches_static_sequence(chain):
     assert np.max(np.linalg.norm(mj - static, axis=1)) < 5e-4
     # ... and back at zero command the tendon is slack again: the unloaded shape.
     np.testing.assert_allclose(mj[-1], [0.0, 0.0, 0.1865], atol=1e-4)  # settle tolerance
+
+
+@pytest.fixture(scope="module")
+def lgvi():
+    return build_lgvi_model(find_robot("ftdcr_v4"), elements=9)
+
+
+def test_lgvi_piecewise_tendons_equal_tension_is_todays_model(lgvi):
+    # mu = 0: every piece carries its tendon's tension, the forces of the frictionless model.
+    tensions = np.zeros(9)
+    tensions[6], tensions[1] = 3.0, 1.0
+    pieces = piecewise_tendon_model(lgvi)
+    per_piece = np.repeat(tensions, np.diff(lgvi.tendon_vstart) - 1)
+    runs = [
+        simulate_dynamic(m, 0.005, loads=DynamicLoads(tensions=t), integrator="implicit", dt=1e-3)
+        for m, t in ((lgvi, tensions), (pieces, per_piece))
+    ]
+    np.testing.assert_allclose(runs[1].positions, runs[0].positions, rtol=0.0, atol=1e-12)
+
+
+def test_lgvi_friction_loop_matches_static_sequence(lgvi):
+    # A coarse model (9 elements: 0.8 mm off the exact tip at 3 N without friction); the loop
+    # width, which friction makes, is what is compared (N = 30: dev/friction_models.py).
+    tensions = _tensions()[:3]
+    lg = friction_settle_sequence(lgvi, tensions, mu=0.1).tip_position
+    static = solve_sequence(compile_model(find_robot("ftdcr_v4")), tensions=tensions, mu=0.1)
+    loop_lg = np.linalg.norm(lg[0] - lg[2])
+    loop_static = np.linalg.norm(static.tip_position[0] - static.tip_position[2])
+    assert loop_static > 1e-3
+    assert abs(loop_lg - loop_static) < 5e-4

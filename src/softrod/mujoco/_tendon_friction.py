@@ -31,6 +31,7 @@ import numpy as np
 
 from softrod.mujoco._builder import ChainInfo
 from softrod.mujoco._equilibrium import settle
+from softrod.rods import capstan_update
 
 __all__ = ["TendonFriction", "friction_sequence"]
 
@@ -148,26 +149,17 @@ class TendonFriction:
         """The piece tensions (n_pieces,) [N] at data's current kinematics and actuation (the
         clamp of the module doc; run the kinematics and `mj_fwdActuation` first); advances
         the memory with `per_step`, else keeps them for `commit`."""
-        command = self.base_tension(data)
-        change = command - self.command
-        # A reversal inside the stick band keeps the profile and the effective command.
-        held = (
-            (self.direction != 0.0)
-            & (np.sign(change) == -self.direction)
-            & (np.abs(change) < self.stick_band)
-        )
         theta, _ = self.wrap(data)
-        tau = command[self.piece_tendon]
-        mu = self.mu[self.piece_tendon]
-        clamped = np.minimum(
-            np.maximum(self.tension, tau * np.exp(-mu * theta)), tau * np.exp(mu * theta)
+        tension, effective, direction = capstan_update(
+            self.tension,
+            self.base_tension(data),
+            self.command,
+            self.direction,
+            theta,
+            self.piece_tendon,
+            self.mu,
+            self.stick_band,
         )
-        tension = np.where(held[self.piece_tendon], self.tension, clamped)
-        moved = ~held & (command != self.command)
-        direction = self.direction.copy()
-        step = np.sign(command - np.nan_to_num(self.command, nan=0.0))
-        direction[moved & (step != 0.0)] = step[moved & (step != 0.0)]
-        effective = np.where(held, self.command, command)
         self._next = (tension, effective, direction)
         if self.per_step:
             self.commit()
