@@ -26,6 +26,12 @@ from softrod.dynamics._modes import (
 )
 from softrod.dynamics._result import DynamicResult, DynamicState
 from softrod.dynamics._simulate import simulate_dynamic
+from softrod.dynamics._tendon_friction import (
+    FrictionSettleResult,
+    friction_settle_sequence,
+    piece_wrap,
+    piecewise_tendon_model,
+)
 
 __all__ = [
     "IMPLICIT_DAMPING",
@@ -34,6 +40,7 @@ __all__ = [
     "DampingEstimate",
     "estimate_damping",
     "euler_bernoulli_f1",
+    "friction_settle_sequence",
     "oscillation",
     "DEFAULT_DT_SAFETY",
     "DEFAULT_ELEMENTS",
@@ -41,12 +48,15 @@ __all__ = [
     "DynamicLoads",
     "DynamicResult",
     "DynamicState",
+    "FrictionSettleResult",
     "LGVIModel",
     "Magnet",
     "MagneticField",
     "build_lgvi_model",
     "implicit_time_step",
     "linear_modes",
+    "piece_wrap",
+    "piecewise_tendon_model",
     "simulate_dynamic",
     "stable_time_step",
 ]

@@ -41,6 +41,7 @@ from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequen
 from softrod.mujoco._magnetic import MagneticField  # noqa: E402
 from softrod.mujoco._options import MAX_LINKS, MujocoOptions  # noqa: E402
 from softrod.mujoco._render import Renderer, render_image, render_video  # noqa: E402
+from softrod.mujoco._tendon_friction import TendonFriction, friction_sequence  # noqa: E402
 
 __all__ = [
     "CONTYPE_OBJECT",
@@ -57,6 +58,7 @@ __all__ = [
     "MAX_LINKS",
     "PointLoad",
     "Renderer",
+    "TendonFriction",
     "add_robot",
     "apply_loads",
     "build_spec",
@@ -64,6 +66,7 @@ __all__ = [
     "chain_layout",
     "configure_spec",
     "first_mode_frequency",
+    "friction_sequence",
     "render_image",
     "render_video",
     "resolve_options",

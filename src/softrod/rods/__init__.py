@@ -8,7 +8,13 @@ method of `METHODS`; out comes a frozen `StaticResult` that carries its `inputs`
 from softrod.rods import so3
 from softrod.rods._batch import StaticBatchResult, solve_static_batch
 from softrod.rods._budget import DEFAULT_TIME_LIMIT, solve_time_limit
-from softrod.rods._friction import FrictionState, SequenceResult, solve_sequence, tendon_wrap
+from softrod.rods._friction import (
+    FrictionState,
+    SequenceResult,
+    capstan_update,
+    solve_sequence,
+    tendon_wrap,
+)
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model, compile_model, with_pose_and_lengths
@@ -49,6 +55,7 @@ __all__ = [
     "shooting_eval",
     "so3",
     "solve_static",
+    "capstan_update",
     "solve_sequence",
     "solve_static_batch",
     "solve_time_limit",

@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_FRICTION_TOL",
     "FrictionState",
     "SequenceResult",
+    "capstan_update",
     "solve_sequence",
     "tendon_wrap",
 ]
@@ -195,6 +196,39 @@ def _clamped_profile(
     low = base * np.exp(-mu * theta)
     high = base * np.exp(mu * theta)
     return np.minimum(np.maximum(prev, low), high)
+
+
+def capstan_update(
+    tension: np.ndarray,
+    command: np.ndarray,
+    effective: np.ndarray,
+    direction: np.ndarray,
+    theta: np.ndarray,
+    piece_tendon: np.ndarray,
+    mu: np.ndarray,
+    stick_band: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One update of the friction memory on a discretised tendon path (the clamp and stick band
+    of the module doc), for models that carry one tension per straight piece of the path (the
+    MuJoCo chain's sites, the LGVI's vertices).
+
+    tension : (n_p,) piece tensions [N] (the memory); command : (n_t,) base tensions now [N];
+    effective : (n_t,) the command the memory was last set by (NaN: never); direction : (n_t,)
+    +1 / -1 / 0 its last change; theta : (n_p,) wrap [rad] over the holes proximal to each
+    piece; piece_tendon : (n_p,) tendon of each piece; mu, stick_band : (n_t,).
+    Returns (tension, effective, direction) after the update (new arrays).
+    """
+    change = command - effective
+    # A reversal inside the stick band keeps the profile and the effective command.
+    held = (direction != 0.0) & (np.sign(change) == -direction) & (np.abs(change) < stick_band)
+    tau = command[piece_tendon]
+    m = mu[piece_tendon]
+    clamped = np.minimum(np.maximum(tension, tau * np.exp(-m * theta)), tau * np.exp(m * theta))
+    new_tension = np.where(held[piece_tendon], tension, clamped)
+    step = np.sign(command - np.nan_to_num(effective, nan=0.0))
+    moved = ~held & (command != effective) & (step != 0.0)
+    new_direction = np.where(moved, step, direction)
+    return new_tension, np.where(held, effective, command), new_direction
 
 
 def _per_tendon(name: str, value: Any, n_t: int) -> np.ndarray:
