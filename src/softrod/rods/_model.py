@@ -5,12 +5,13 @@ and the *total* moment M carried across the section by rod and tendons together 
 The total force N(s) = F_tip + integral of the distal loads is known in closed form for
 world-frame loads, so the only unknown base value is M(0) (3 numbers) for both Kirchhoff and
 Cosserat backbones; the rod's own strains follow from an algebraic section balance
-(Rucker & Webster 2011, with straight tendon routing):
+(Rucker & Webster 2011):
 
     R^T N = K_se (v - e3) + sum_i tau_i t_i          (Cosserat only; Kirchhoff has v = e3)
-    R^T M = K_bt (u - u*) + sum_i tau_i r_i x t_i,   t_i = (v + u x r_i) / |v + u x r_i|
+    R^T M = K_bt (u - u*) + sum_i tau_i r_i x t_i,   t_i = w_i / |w_i|,  w_i = v + u x r_i + r_i'
 
-summed over the tendons that pass the section.
+summed over the tendons that pass the section. Straight routing has r_i' = 0; general routing
+(helical, per-disk holes) only adds r_i(s)' to w_i (docs/routing.md).
 """
 
 from __future__ import annotations
