@@ -354,7 +354,7 @@ def compile_model(
         disk_s=np.array(disk_s),
         disk_seg=np.array(disk_seg, dtype=np.int64),
         seg_par=np.ascontiguousarray(seg_par),
-        tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, -1)),
+        tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, tendon_pack.shape[1])),
         chamber_r=chamber_r,
         chamber_seg=chamber_seg,
         magnet_s=np.array([s for _, s, _ in magnets], dtype=float),

@@ -15,7 +15,8 @@ calls that take arrays (measured: 1.2 us -> 0.3 us per step on the 2-segment ben
 
 Packed model arrays:
     seg_par (n_seg, 10): K_bt (3) [N m^2], K_se (3) [N], u* (3) [1/m], rho A [kg/m]
-    tendon (n_t, 4): body offset r (3) [m], anchoring segment index
+    tendon (n_t, 4): body offset r (3) [m], anchoring segment index; with general routing
+        (n_t, 8 + 6 n_nodes), the path after them (`_route_fill`, docs/routing.md)
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         if tendon[i, 3] < seg or ti == 0.0:
                             continue
                         rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
-                        # w = v + u x r: the tendon's body-frame direction (unnormalized).
+                        # w = v + u x r (+ r'): the tendon's body-frame direction (unnormalized).
                         w0 = v0 + u1 * rr2 - u2 * rr1
                         w1 = v1 + u2 * rr0 - u0 * rr2
                         w2 = v2 + u0 * rr1 - u1 * rr0
@@ -344,7 +345,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 dz[12] -= wm1 * B[2] - wm2 * B[1]
                 dz[13] -= wm2 * B[0] - wm0 * B[2]
                 dz[14] -= wm0 * B[1] - wm1 * B[0]
-            # ---- l_i' = |v + u x r_i| for the tendons passing this segment
+            # ---- l_i' = |v + u x r_i + r_i'| for the tendons passing this segment
             for i in range(n_t):
                 if tendon[i, 3] >= seg:
                     rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
