@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import softrod
+import softrod.dynamics
 from reference import solve_reference
 from softrod.description import DescriptionError
 
@@ -201,6 +202,8 @@ def test_unsupported_paths_refuse_clearly():
             softrod.solve_static(robot, tensions=[TENSION], method=method)
     with pytest.raises(ValueError, match=words):
         softrod.rods.solve_sequence(robot, tensions=[[TENSION]])
+    with pytest.raises(ValueError, match=words):
+        softrod.dynamics.build_lgvi_model(robot)
     # The stability test is not run on routed robots: `stable` is None (not checked).
     assert softrod.solve_static(robot, tensions=[TENSION]).stable is None
 
