@@ -8,17 +8,22 @@ balance algebraically): here the state is the rod's own strains,
     Cosserat:  y = (p, R, v, u, l)   with  [K_se + A, G; B, K_bt + H] [v'; u'] = [d; c]
     Kirchhoff: y = (p, R, n, u, l)   with  v = e3,  (K_bt + H) u' = c,  n' = -f - R (G u' + a)
 
-where, for straight routing (r_i' = 0) and tendon tension tau_i at body offset r_i,
+where, for tendon tension tau_i along the body-frame path r_i(s) (general routing, the
+paper's eqs. for p_i^b', A_i .. b_i; straight routing has r_i' = r_i'' = 0),
 
-    p_i^b = v + u x r_i                      (tendon tangent in the body frame, unnormalized)
+    p_i^b = v + u x r_i + r_i'               (tendon tangent in the body frame, unnormalized)
     A_i = -tau_i [p_i^b]x^2 / |p_i^b|^3,   B_i = [r_i]x A_i,
     G = -sum_i A_i [r_i]x,                  H = -sum_i B_i [r_i]x
-    a_i = A_i (u x p_i^b),  b_i = [r_i]x a_i
+    a_i = A_i (u x p_i^b + u x r_i' + r_i''),  b_i = [r_i]x a_i
     c = -u x K_bt (u - u*) - v x n_b - R^T l - b,   d = -u x n_b - R^T f - a
 
 with n_b = K_se (v - e3) (Cosserat) or R^T n (Kirchhoff), f the external distributed force and
 l the external distributed moment (world frame, per unit reference length; l = 0 here).
 The tendons' distributed loads on the rod are in A..b; their terminations are point loads.
+Routing (`_Route`, read from the description's `pitch` / `holes` / `angles_deg` / `offsets`):
+a helix r = d (cos(a + 2 pi s / pitch), sin(...), 0) with r', r'' by hand; per-disk holes a
+path linear in s between the base hole and consecutive disks (r'' = 0, r' jumps at the disks,
+which are events: the tendon's kink there is a point load, handled by the jump conditions).
 
 Boundary and interface conditions:
 * base: p(0), R(0) from the base pose; unknown rod wrench at s = 0+ (Cosserat: 6 numbers, body
@@ -89,6 +94,33 @@ class _Segment:
 
 
 @dataclass(frozen=True)
+class _Route:
+    """Body-frame path of one tendon: helix (d, a0, k = 2 pi / pitch) or a polyline in s."""
+
+    helix: tuple[float, float, float] | None = None
+    knot_s: np.ndarray | None = None  # (m,) base and disk arc lengths [m]
+    knot_r: np.ndarray | None = None  # (m, 3) hole positions [m]
+
+    def at(self, s: float, piece_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(r, r', r'') at arc length s; piece_s picks the polyline's piece (s +- a little)."""
+        if self.helix is not None:
+            d, a0, k = self.helix
+            c, sn = np.cos(a0 + k * s), np.sin(a0 + k * s)
+            return (
+                d * np.array([c, sn, 0.0]),
+                d * k * np.array([-sn, c, 0.0]),
+                -d * k * k * np.array([c, sn, 0.0]),
+            )
+        ks, kr = self.knot_s, self.knot_r
+        assert ks is not None and kr is not None
+        if piece_s >= ks[-1]:  # past the anchor (inactive): hold the last hole
+            return kr[-1].copy(), np.zeros(3), np.zeros(3)
+        i = int(np.clip(np.searchsorted(ks, piece_s, side="right") - 1, 0, ks.size - 2))
+        slope = (kr[i + 1] - kr[i]) / (ks[i + 1] - ks[i])
+        return kr[i] + slope * (s - ks[i]), slope, np.zeros(3)
+
+
+@dataclass(frozen=True)
 class _Rod:
     cosserat: bool
     segments: list[_Segment]
@@ -97,6 +129,17 @@ class _Rod:
     tendon_k: np.ndarray  # (n_t,) stiffness [N/m] (nan when absent)
     p0: np.ndarray
     R0: np.ndarray
+    routes: tuple[_Route | None, ...] = ()  # per tendon; None: straight
+
+    def paths(self, s: float, piece_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(r, r', r'') (n_t, 3) of every tendon at arc length s (piece_s: see `_Route.at`)."""
+        r = self.tendon_r.copy()
+        r1 = np.zeros_like(r)
+        r2 = np.zeros_like(r)
+        for i, route in enumerate(self.routes):
+            if route is not None:
+                r[i], r1[i], r2[i] = route.at(s, piece_s)
+        return r, r1, r2
 
     @property
     def length(self) -> float:
@@ -153,7 +196,8 @@ def _segment_backbone(bb: dict[str, Any], override: dict[str, Any] | None) -> di
 def _parse(robot: dict[str, Any]) -> _Rod:
     segments = []
     s0 = 0.0
-    r_list, seg_list, k_list = [], [], []
+    r_list, seg_list, k_list, route_list = [], [], [], []
+    disk_list: list[np.ndarray] = []
     for j, seg in enumerate(robot["segments"]):
         bb = _segment_backbone(robot["backbone"], seg.get("backbone"))
         K_bt, K_se, rho_A = _section(bb)
@@ -164,9 +208,12 @@ def _parse(robot: dict[str, Any]) -> _Rod:
         segments.append(
             _Segment(s0, length, K_bt, K_se, u_star, rho_A, disk_s, float(seg.get("disk_mass", 0)))
         )
+        disk_list.append(disk_s)
         for t in seg.get("tendons", []):
             a = np.deg2rad(float(t["angle_deg"]))
-            r_list.append(float(t["offset"]) * np.array([np.cos(a), np.sin(a), 0.0]))
+            d = float(t["offset"])
+            r_list.append(d * np.array([np.cos(a), np.sin(a), 0.0]))
+            route_list.append(_parse_route(t, d, a, np.concatenate(disk_list)))
             seg_list.append(j)
             k_list.append(np.nan if t.get("stiffness") is None else float(t["stiffness"]))
         s0 += length
@@ -180,7 +227,26 @@ def _parse(robot: dict[str, Any]) -> _Rod:
         tendon_k=np.array(k_list, dtype=float),
         p0=np.array(base.get("position", (0.0, 0.0, 0.0)), dtype=float),
         R0=Rotation.from_quat(quat / np.linalg.norm(quat), scalar_first=True).as_matrix(),
+        routes=tuple(route_list),
     )
+
+
+def _parse_route(t: dict[str, Any], d: float, a: float, disk_s: np.ndarray) -> _Route | None:
+    """A tendon's routing from its description (None: straight). The path starts at the base
+    hole (offset, angle_deg); per-disk forms list one hole per disk passed."""
+    if t.get("pitch") is not None:
+        return _Route(helix=(d, a, 2.0 * np.pi / float(t["pitch"])))
+    if t.get("holes") is not None:
+        xy = np.array(t["holes"], dtype=float).reshape(-1, 2)
+    elif t.get("angles_deg") is not None:
+        b = np.deg2rad(np.array(t["angles_deg"], dtype=float))
+        xy = d * np.c_[np.cos(b), np.sin(b)]
+    elif t.get("offsets") is not None:
+        xy = np.array(t["offsets"], dtype=float)[:, None] * np.array([[np.cos(a), np.sin(a)]])
+    else:
+        return None
+    knot_r = np.vstack([[d * np.cos(a), d * np.sin(a), 0.0], np.c_[xy, np.zeros(len(xy))]])
+    return _Route(knot_s=np.concatenate([[0.0], disk_s]), knot_r=knot_r)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,17 +304,19 @@ def _loads(rod: _Rod, tip_force, tip_moment, f_dist, gravity, point_loads) -> _L
 # Section quantities
 
 
-def _tangents(rod: _Rod, active: np.ndarray, v: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Unit body-frame tangents (n_active, 3) of the given tendons."""
-    pb = v[None, :] + np.cross(u[None, :], rod.tendon_r[active])
+def _tangents(rod: _Rod, active: np.ndarray, v: np.ndarray, u: np.ndarray, s, piece_s):
+    """Unit body-frame tangents (n_active, 3) of the given tendons at arc length s."""
+    r, r1, _ = rod.paths(s, piece_s)
+    pb = v[None, :] + np.cross(u[None, :], r[active]) + r1[active]
     return pb / np.linalg.norm(pb, axis=1)[:, None]
 
 
-def _section_wrench(rod: _Rod, j: int, active, tau, v, u) -> tuple[np.ndarray, np.ndarray]:
-    """Total body-frame force and moment of rod + tendons `active` at a section of segment j."""
+def _section_wrench(rod: _Rod, j: int, active, tau, v, u, s, piece_s):
+    """Total body-frame force and moment of rod + tendons `active` at a section (arc length s,
+    piece_s picking the routing piece) of segment j."""
     seg = rod.segments[j]
-    t = _tangents(rod, active, v, u)
-    r = rod.tendon_r[active]
+    t = _tangents(rod, active, v, u, s, piece_s)
+    r = rod.paths(s, piece_s)[0][active]
     ta = tau[active][:, None]
     n_b = seg.K_se * (v - E3) + (ta * t).sum(axis=0)
     m_b = seg.K_bt * (u - seg.u_star) + (ta * np.cross(r, t)).sum(axis=0)
@@ -268,28 +336,27 @@ class _PieceData:
     K_se: np.ndarray
     u_star: np.ndarray
     f_ext: np.ndarray  # (3,) world distributed force incl. weight [N/m]
-    r: np.ndarray  # (m, 3) offsets of the tendons pulling here (tau != 0)
-    r_hat: np.ndarray  # (m, 3, 3)
+    rod: _Rod
+    pulling: np.ndarray  # (n_t,) True for the tendons pulling here (tau != 0)
+    piece_s: float  # an arc length inside the piece (picks the routing piece)
     tau: np.ndarray  # (m,)
-    r_all: np.ndarray  # (n_t, 3) all offsets, for the path lengths
     routed: np.ndarray  # (n_t,) True where the tendon passes this piece
 
 
-def _piece_data(rod: _Rod, j: int, tau: np.ndarray, f_ext: np.ndarray) -> _PieceData:
+def _piece_data(rod: _Rod, j: int, tau: np.ndarray, f_ext: np.ndarray, piece_s) -> _PieceData:
     seg = rod.segments[j]
     routed = rod.tendon_seg >= j
     pulling = routed & (tau != 0.0)
-    r = rod.tendon_r[pulling]
     return _PieceData(
         cosserat=rod.cosserat,
         K_bt=seg.K_bt,
         K_se=seg.K_se,
         u_star=seg.u_star,
         f_ext=f_ext,
-        r=r,
-        r_hat=np.array([_hat(ri) for ri in r]).reshape(-1, 3, 3),
+        rod=rod,
+        pulling=pulling,
+        piece_s=piece_s,
         tau=tau[pulling],
-        r_all=rod.tendon_r,
         routed=routed,
     )
 
@@ -308,20 +375,23 @@ def _rhs(s: float, y: np.ndarray, pd: _PieceData) -> np.ndarray:
     f_b = R.T @ pd.f_ext
     u_hat = _hat(u)
 
-    # Tendon coupling matrices (straight routing: r' = r'' = 0), all tendons at once.
-    pb = v - pd.r_hat @ u  # v + u x r
+    # Tendon coupling matrices along the routed paths r(s), all tendons at once.
+    r_all, r1_all, r2_all = pd.rod.paths(s, pd.piece_s)
+    r, r1, r2 = r_all[pd.pulling], r1_all[pd.pulling], r2_all[pd.pulling]
+    r_hat = np.array([_hat(ri) for ri in r]).reshape(-1, 3, 3)
+    pb = v - r_hat @ u + r1  # v + u x r + r'
     npb = np.sqrt(np.einsum("ni,ni->n", pb, pb))
     outer = pb[:, :, None] * pb[:, None, :]
     # A_i = -tau [pb]x^2 / |pb|^3 with [pb]x^2 = pb pb^T - |pb|^2 I
     A_i = (pd.tau / npb**3)[:, None, None] * ((npb**2)[:, None, None] * np.eye(3) - outer)
-    B_i = pd.r_hat @ A_i
+    B_i = r_hat @ A_i
     A = A_i.sum(axis=0)
     B = B_i.sum(axis=0)
-    G = -(A_i @ pd.r_hat).sum(axis=0)
-    H = -(B_i @ pd.r_hat).sum(axis=0)
-    a_i = np.einsum("nij,nj->ni", A_i, pb @ u_hat.T)  # A_i (u x pb)
+    G = -(A_i @ r_hat).sum(axis=0)
+    H = -(B_i @ r_hat).sum(axis=0)
+    a_i = np.einsum("nij,nj->ni", A_i, (pb + r1) @ u_hat.T + r2)  # A_i (u x pb + u x r' + r'')
     a = a_i.sum(axis=0)
-    b = np.einsum("nij,nj->i", pd.r_hat, a_i)
+    b = np.einsum("nij,nj->i", r_hat, a_i)
 
     c = -u_hat @ m_b - _cross(v, n_b) - b
     dy = np.empty_like(y)
@@ -343,7 +413,7 @@ def _rhs(s: float, y: np.ndarray, pd: _PieceData) -> np.ndarray:
     dy[0:3] = R @ v
     dy[3:12] = (R @ u_hat).reshape(-1)
     dy[15:18] = us
-    w = v + pd.r_all @ u_hat.T  # v + u x r for every tendon
+    w = v + r_all @ u_hat.T + r1_all  # v + u x r + r' for every tendon
     dy[18:] = np.where(pd.routed, np.sqrt(np.einsum("ni,ni->n", w, w)), 0.0)
     return dy
 
@@ -426,7 +496,7 @@ class _Problem:
         else:
             u0 = seg.u_star + w * self.m_scale / seg.K_bt
             all_t = np.ones(n_t, dtype=bool)
-            t = _tangents(rod, all_t, E3, u0)
+            t = _tangents(rod, all_t, E3, u0, 0.0, 0.0)
             tendon_pull = rod.R0 @ (tau[:, None] * t).sum(axis=0) if n_t else np.zeros(3)
             y[12:15] = lam * self.loads.total_force - tendon_pull
             y[15:18] = u0
@@ -440,17 +510,18 @@ class _Problem:
         v_m = y[12:15] if rod.cosserat else E3
         act_m = rod.tendon_seg >= j_before
         act_p = rod.tendon_seg >= j_after
+        s, before, after = ev.s, ev.s - 1e-9, ev.s + 1e-9  # routing pieces either side
         if rod.cosserat:
-            n_m, m_m = _section_wrench(rod, j_before, act_m, tau, v_m, u_m)
+            n_m, m_m = _section_wrench(rod, j_before, act_m, tau, v_m, u_m, s, before)
         else:
-            _, m_m = _section_wrench(rod, j_before, act_m, tau, v_m, u_m)
+            _, m_m = _section_wrench(rod, j_before, act_m, tau, v_m, u_m, s, before)
         m_target = m_m - R.T @ (lam * ev.moment)
         y = y.copy()
         if rod.cosserat:
             n_target = n_m - R.T @ (lam * ev.force)
 
             def bal(x):
-                n_p, m_p = _section_wrench(rod, j_after, act_p, tau, x[:3], x[3:])
+                n_p, m_p = _section_wrench(rod, j_after, act_p, tau, x[:3], x[3:], s, after)
                 return np.concatenate(
                     [(n_p - n_target) / self.f_scale, (m_p - m_target) / self.m_scale]
                 )
@@ -461,14 +532,13 @@ class _Problem:
         else:
 
             def bal(u):
-                return (_section_wrench(rod, j_after, act_p, tau, E3, u)[1] - m_target) / (
-                    self.m_scale
-                )
+                m_p = _section_wrench(rod, j_after, act_p, tau, E3, u, s, after)[1]
+                return (m_p - m_target) / self.m_scale
 
             u_p = root(bal, u_m, method="hybr", options={"xtol": 1e-15}).x
             # Rod force: total force (rod + tendons) minus the point force is conserved.
-            t_m = _tangents(rod, act_m, E3, u_m)
-            t_p = _tangents(rod, act_p, E3, u_p)
+            t_m = _tangents(rod, act_m, E3, u_m, s, before)
+            t_p = _tangents(rod, act_p, E3, u_p, s, after)
             pull_m = R @ (tau[act_m][:, None] * t_m).sum(axis=0)
             pull_p = R @ (tau[act_p][:, None] * t_p).sum(axis=0)
             y[12:15] = y[12:15] + pull_m - lam * ev.force - pull_p
@@ -494,7 +564,7 @@ class _Problem:
                 method="DOP853",
                 rtol=ODE_TOL,
                 atol=ODE_TOL,
-                args=(_piece_data(rod, j, tau, f_ext),),
+                args=(_piece_data(rod, j, tau, f_ext, 0.5 * (sa + sb)),),
                 dense_output=dense,
             )
             if not sol.success or not np.all(np.isfinite(sol.y[:, -1])):
@@ -520,14 +590,15 @@ class _Problem:
         u = y[15:18]
         v = y[12:15] if rod.cosserat else E3
         ending = rod.tendon_seg == j
-        n_b, m_b = _section_wrench(rod, j, ending, tau, v, u)
+        L = rod.length
+        n_b, m_b = _section_wrench(rod, j, ending, tau, v, u, L, L - 1e-9)
         res_m = (m_b - R.T @ (lam * loads.tip_moment)) / self.m_scale
         force_check = 0.0
         if rod.cosserat:
             res_f = (n_b - R.T @ (lam * loads.tip_force)) / self.f_scale
             out = [res_f, res_m]
         else:
-            t = _tangents(rod, ending, E3, u)
+            t = _tangents(rod, ending, E3, u, L, L - 1e-9)
             pull = R @ (tau[ending][:, None] * t).sum(axis=0)
             force_check = float(np.linalg.norm(y[12:15] + pull - lam * loads.tip_force))
             out = [res_m]

@@ -190,9 +190,14 @@ class TendonFrictionSpec(Spec):
 
 
 class TendonSpec(Spec):
-    """A straight tendon parallel to the backbone at body-frame r = offset (cos a, sin a, 0).
+    """A tendon through the disks, anchored at the distal end of the segment that lists it.
 
-    It runs from the base to the distal end of the segment that lists it, where it is anchored.
+    Without a routing field it runs straight, parallel to the backbone, at body-frame
+    r = offset (cos a, sin a, 0). At most one routing field (docs/routing.md) makes it follow a
+    general path that starts at the base at that same r (the hole in the base):
+    `pitch` a helix r(s) = offset (cos(a + 2 pi s / pitch), sin(...), 0); `holes`, `angles_deg`
+    or `offsets` one entry per disk it passes (segments 0..its own, base to anchor), with
+    straight pieces (in the body frame) between consecutive holes.
     """
 
     offset: float = Field(description="Distance from the backbone centreline [m].")
@@ -204,12 +209,61 @@ class TendonSpec(Spec):
         default=None,
         description="Friction at the holes; overrides the robot's `tendon_friction`.",
     )
+    pitch: float | None = Field(
+        default=None,
+        description="Helical routing: arc length per turn about the backbone [m] (signed: "
+        "> 0 turns toward +angle).",
+    )
+    holes: list[tuple[float, float]] | None = Field(
+        default=None, description="Routing: body-frame hole (x, y) in each disk passed [m]."
+    )
+    angles_deg: list[float] | None = Field(
+        default=None, description="Routing: hole angle in each disk passed at `offset` [deg]."
+    )
+    offsets: list[float] | None = Field(
+        default=None, description="Routing: hole offset in each disk passed at `angle_deg` [m]."
+    )
+
+    #: The routing fields; at most one per tendon.
+    ROUTING_FIELDS: ClassVar[tuple[str, ...]] = ("pitch", "holes", "angles_deg", "offsets")
 
     @model_validator(mode="after")
     def _check(self) -> TendonSpec:
         _check_positive("offset", self.offset)
         _check_positive("stiffness", self.stiffness)
+        given = [name for name in self.ROUTING_FIELDS if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise ValueError(
+                f"a tendon takes one routing form, got {' and '.join(given)} (docs/routing.md)"
+            )
+        if self.pitch is not None and self.pitch == 0.0:
+            raise ValueError("pitch must be non-zero (a helix's arc length per turn), got 0.0")
+        for off in self.offsets or ():
+            _check_positive("offsets[]", off)
         return self
+
+    @property
+    def routing(self) -> str:
+        """'straight' or the routing field in use ('pitch', 'holes', 'angles_deg', 'offsets')."""
+        for name in self.ROUTING_FIELDS:
+            if getattr(self, name) is not None:
+                return name
+        return "straight"
+
+    def hole_positions(self) -> list[tuple[float, float]] | None:
+        """Body-frame (x, y) of the hole in each disk passed [m] for the per-disk forms; None
+        for straight and helical routing."""
+        if self.holes is not None:
+            return [(float(x), float(y)) for x, y in self.holes]
+        a = math.radians(self.angle_deg)
+        if self.angles_deg is not None:
+            return [
+                (self.offset * math.cos(math.radians(b)), self.offset * math.sin(math.radians(b)))
+                for b in self.angles_deg
+            ]
+        if self.offsets is not None:
+            return [(d * math.cos(a), d * math.sin(a)) for d in self.offsets]
+        return None
 
 
 #: Most calibration coefficients of a chamber's effective area (fourth order, like seed 003).
@@ -515,6 +569,7 @@ class RobotSpec(Spec):
                             f"segments[{j}].disk_radius ({holder.disk_radius}), "
                             f"got {tendon.offset}"
                         )
+        self._check_routing()
         # A chamber lies within its segment's disks (or, without disks, its backbone section).
         for j, seg in enumerate(self.segments):
             if seg.disk_radius is not None:
@@ -529,6 +584,28 @@ class RobotSpec(Spec):
                         f"({limit:.6g}), got {chamber.offset}"
                     )
         return self
+
+    def _check_routing(self) -> None:
+        """Per-disk routing: one hole per disk passed, each within its disk's radius."""
+        for k, seg in enumerate(self.segments):
+            for t, tendon in enumerate(seg.tendons):
+                holes = tendon.hole_positions()
+                if holes is None:
+                    continue
+                name = f"segments[{k}].tendons[{t}].{tendon.routing}"
+                radii = [self.segments[j].disk_radius or 0.0 for j in range(k + 1)]
+                per_disk = [r for j in range(k + 1) for r in [radii[j]] * self.segments[j].disks]
+                if len(holes) != len(per_disk):
+                    raise ValueError(
+                        f"{name} must have one entry per disk the tendon passes "
+                        f"({len(per_disk)}: the disks of segments 0..{k}), got {len(holes)}"
+                    )
+                for i, ((x, y), limit) in enumerate(zip(holes, per_disk, strict=True)):
+                    if math.hypot(x, y) > limit * (1.0 + 1e-12):
+                        raise ValueError(
+                            f"{name}[{i}] lies {math.hypot(x, y):.6g} m from the backbone, "
+                            f"outside its disk (disk_radius {limit})"
+                        )
 
     def segment_backbone(self, j: int) -> BackboneSpec:
         """The backbone of segment `j` after applying its override (a validated BackboneSpec)."""
@@ -587,6 +664,34 @@ class RobotSpec(Spec):
     def tendon_list(self) -> list[tuple[int, TendonSpec]]:
         """Tendons in input order as (segment index, spec)."""
         return [(j, t) for j, s in enumerate(self.segments) for t in s.tendons]
+
+    def tendon_path_xy(self, index: int, s: float) -> tuple[float, float]:
+        """Body-frame (x, y) [m] of tendon `index` (input order) at arc length s [m] from the
+        base: its routing (docs/routing.md), linear in s between the base hole and the holes of
+        consecutive disks for the per-disk forms (held at the last hole past the anchor)."""
+        j, tendon = self.tendon_list()[index]
+        a = math.radians(tendon.angle_deg)
+        if tendon.pitch is not None:
+            b = a + 2.0 * math.pi * s / tendon.pitch
+            return tendon.offset * math.cos(b), tendon.offset * math.sin(b)
+        holes = tendon.hole_positions()
+        if holes is None:
+            return tendon.offset * math.cos(a), tendon.offset * math.sin(a)
+        knots = [(0.0, (tendon.offset * math.cos(a), tendon.offset * math.sin(a)))]
+        start = 0.0
+        for seg in self.segments[: j + 1]:
+            knots += [
+                (start + seg.length * i / seg.disks, (0.0, 0.0)) for i in range(1, seg.disks + 1)
+            ]
+            start += seg.length
+        knots = [knots[0]] + [(sk, xy) for (sk, _), xy in zip(knots[1:], holes, strict=True)]
+        if s >= knots[-1][0]:
+            return knots[-1][1]
+        for (s0, (x0, y0)), (s1, (x1, y1)) in zip(knots[:-1], knots[1:], strict=True):
+            if s <= s1:
+                f = (max(s, s0) - s0) / (s1 - s0)
+                return x0 + f * (x1 - x0), y0 + f * (y1 - y0)
+        return knots[-1][1]
 
     def chamber_list(self) -> list[tuple[int, ChamberSpec]]:
         """Chambers in input (pressure) order as (segment index, spec)."""

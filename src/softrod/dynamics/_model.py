@@ -286,6 +286,7 @@ def build_lgvi_model(
         discretisation fix. Give it or stiffness_scale, not both.
     """
     rod = robot if isinstance(robot, RodModel) else compile_model(robot)
+    rod.require_straight_routing("LGVI dynamics (softrod.dynamics)")
     magnets = tuple(magnets or ())
     for q, mg in enumerate(magnets):
         if not isinstance(mg, Magnet):

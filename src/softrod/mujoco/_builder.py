@@ -296,6 +296,8 @@ def add_robot(
         a = math.radians(tendon.angle_deg)
         rx, ry = tendon.offset * math.cos(a), tendon.offset * math.sin(a)
         holders: list[tuple[mujoco.MjsBody, float]] = [(base, 0.0)]
+        # Arc length of each routing site: the tendon's hole there (general routing).
+        site_s = [0.0]
         if opts.tendon_routing == "links":
             last = int(np.argmin(np.abs(lay.node_s - seg_end[j])))
             # A site at every joint (offset d from the joint, in the distal link's frame) and
@@ -305,14 +307,18 @@ def add_robot(
             for k in range(last):
                 holders.append((bodies[k], 0.0))
             holders.append((bodies[last - 1], float(lay.elem_length[last - 1] / 2)))
+            site_s += [float(lay.joint_s[k]) for k in range(last)] + [float(seg_end[j])]
         else:
             for d_idx in np.flatnonzero(lay.disk_s <= seg_end[j] + 1e-12):
                 link = int(lay.disk_link[d_idx])
                 holders.append((base if link < 0 else bodies[link], float(lay.disk_z[d_idx])))
+                site_s.append(float(lay.disk_s[d_idx]))
         tname = f"{prefix}tendon_{i}"
         ten = spec.add_tendon(name=tname, width=_TENDON_WIDTH, rgba=list(_RGBA_TENDON))
         for n_site, (holder, z) in enumerate(holders):
             sname = f"{prefix}t{i}_{n_site}"
+            if tendon.routing != "straight":
+                rx, ry = robot.tendon_path_xy(i, site_s[n_site])
             holder.add_site(name=sname, pos=[rx, ry, z], size=[2e-4, 0, 0], group=3)
             ten.wrap_site(sname)
         tendon_names.append(tname)

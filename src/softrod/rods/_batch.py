@@ -435,6 +435,7 @@ def solve_static_batch(
         if not (isinstance(threads, int) and 1 <= threads <= limit):
             raise ValueError(f"threads must be an integer in [1, {limit}], got {threads!r}")
     model = as_model(robot)
+    model.require_straight_routing("softrod.rods.solve_static_batch (CPU and Warp)")
     loads = _check_loads(
         model,
         tensions,

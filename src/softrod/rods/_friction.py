@@ -110,6 +110,7 @@ def tendon_wrap(model: RodModel, positions: np.ndarray, rotations: np.ndarray) -
     Returns theta (n_steps, n_t) [rad]: in step k (nodes k..k+1) the sum of the wrap angles at
     the tendon's holes at nodes <= k (base plate and disks before its anchor); 0 past the anchor.
     """
+    model.require_straight_routing("softrod.rods.tendon_wrap")
     n_t = model.n_tendons - model.n_internal_tendons
     theta = np.empty((model.step_seg.shape[0], n_t))
     hole_node, n_hole = _holes(model)
@@ -333,6 +334,7 @@ def solve_sequence(
     if (tensions is None) == (lengths is None):
         raise ValueError("give tensions or lengths (one row per step), not both")
     model = as_model(robot, steps)
+    model.require_straight_routing("softrod.rods.solve_sequence (tendon friction)")
     n_t = model.n_tendons - model.n_internal_tendons
     if model.n_chambers:
         raise ValueError("solve_sequence does not take robots with chambers yet")

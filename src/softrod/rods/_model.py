@@ -5,12 +5,13 @@ and the *total* moment M carried across the section by rod and tendons together 
 The total force N(s) = F_tip + integral of the distal loads is known in closed form for
 world-frame loads, so the only unknown base value is M(0) (3 numbers) for both Kirchhoff and
 Cosserat backbones; the rod's own strains follow from an algebraic section balance
-(Rucker & Webster 2011, with straight tendon routing):
+(Rucker & Webster 2011):
 
     R^T N = K_se (v - e3) + sum_i tau_i t_i          (Cosserat only; Kirchhoff has v = e3)
-    R^T M = K_bt (u - u*) + sum_i tau_i r_i x t_i,   t_i = (v + u x r_i) / |v + u x r_i|
+    R^T M = K_bt (u - u*) + sum_i tau_i r_i x t_i,   t_i = w_i / |w_i|,  w_i = v + u x r_i + r_i'
 
-summed over the tendons that pass the section.
+summed over the tendons that pass the section. Straight routing has r_i' = 0; general routing
+(helical, per-disk holes) only adds r_i(s)' to w_i (docs/routing.md).
 """
 
 from __future__ import annotations
@@ -58,13 +59,15 @@ class RodModel:
     node_s : (n_nodes,) arc length of the integration grid [m]; disks lie on nodes.
     node_point_mass : (n_nodes,) disk mass located at each node [kg].
     step_seg : (n_steps,) segment index of each step.
-    tendon_r : (n_t, 3) body-frame tendon offsets [m]; tendon_seg : (n_t,) anchoring segment.
+    tendon_r : (n_t, 3) body-frame tendon offsets [m] (general routing: at the base);
+        tendon_seg : (n_t,) anchoring segment.
     tendon_stiffness : (n_t,) axial stiffness [N/m], NaN when not given.
-    tendon_rest_length : (n_t,) straight path length from base to anchor [m].
+    tendon_rest_length : (n_t,) path length from base to anchor on the straight rod [m].
     base_position : (3,) [m]; base_rotation : (3, 3).
     disk_s : (n_disks,) arc length of every disk [m]; disk_seg : (n_disks,).
     seg_par : (n_seg, 10) packed K_bt, K_se, u_star, rho_A for the kernels.
-    tendon_pack : (n_t, 4) packed tendon_r and tendon_seg for the kernels.
+    tendon_pack : (n_t, 4) packed tendon_r and tendon_seg for the kernels; with general
+        routing (n_t, 8 + 6 n_nodes), the path after them (`_routing_columns`, docs/routing.md).
     chamber_r : (n_c, 3) body-frame chamber lines [m]; chamber_seg : (n_c,) their segment.
     n_internal_tendons : kernel tendons appended after the real ones (0 on a compiled model;
         the chambers' tendons on `with_chambers`).
@@ -159,6 +162,8 @@ class RodModel:
         seg = self.chamber_seg[k_of] - (cmap[np.arange(k_of.size), k_of] > 0)
         r = self.chamber_r[k_of]
         n_ct = k_of.size
+        # Routed tendons widen the pack; chamber lines are straight (kind 0, zeros).
+        pad = np.zeros((n_ct, self.tendon_pack.shape[1] - 4))
         return dataclasses.replace(
             self,
             tendon_r=np.concatenate([self.tendon_r, r]),
@@ -168,10 +173,23 @@ class RodModel:
                 [self.tendon_rest_length, self.seg_start[seg] + self.seg_length[seg]]
             ),
             tendon_pack=np.ascontiguousarray(
-                np.concatenate([self.tendon_pack, np.c_[r, seg.astype(float)]])
+                np.concatenate([self.tendon_pack, np.c_[r, seg.astype(float), pad]])
             ),
             n_internal_tendons=n_ct,
         )
+
+    @property
+    def is_routed(self) -> bool:
+        """True when a tendon has general routing (helical or per-disk holes)."""
+        return bool(self.tendon_pack.shape[1] > 4)
+
+    def require_straight_routing(self, what: str) -> None:
+        """Raise ValueError when `what` (a solver or path) meets general tendon routing."""
+        if self.is_routed:
+            raise ValueError(
+                f"general tendon routing is not supported by {what} yet (docs/routing.md); "
+                "use softrod.solve_static(method='shooting')"
+            )
 
     @property
     def n_nodes(self) -> int:
@@ -310,6 +328,11 @@ def compile_model(
 
     seg_par = np.concatenate([K_bt, K_se, u_star, rho_A[:, None]], axis=1)
     tendon_pack = np.concatenate([tendon_r, tendon_seg[:, None].astype(float)], axis=1)
+    # General routing: the path columns and the routed path's rest length.
+    route = _routing_columns(spec, np.array(node_s), np.array(disk_s), np.array(disk_seg))
+    if route is not None:
+        tendon_pack = np.concatenate([tendon_pack, route[0]], axis=1)
+        tendon_rest = route[1]
     return RodModel(
         spec=spec,
         cosserat=spec.model == "cosserat",
@@ -331,7 +354,7 @@ def compile_model(
         disk_s=np.array(disk_s),
         disk_seg=np.array(disk_seg, dtype=np.int64),
         seg_par=np.ascontiguousarray(seg_par),
-        tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, 4)),
+        tendon_pack=np.ascontiguousarray(tendon_pack.reshape(n_t, tendon_pack.shape[1])),
         chamber_r=chamber_r,
         chamber_seg=chamber_seg,
         magnet_s=np.array([s for _, s, _ in magnets], dtype=float),
@@ -339,6 +362,58 @@ def compile_model(
         magnet_moment=np.array([m.moment for _, _, m in magnets], dtype=float).reshape(-1, 3),
         seg_dipole=seg_dipole,
     )
+
+
+def _routing_columns(
+    spec: RobotSpec, node_s: np.ndarray, disk_s: np.ndarray, disk_seg: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Kernel columns of general tendon routing (`_static_kernels._route_fill`), or None when
+    every tendon is straight.
+
+    Returns (cols (n_t, 4 + 6 n_nodes), rest_length (n_t,) [m]): per tendon its kind (0
+    straight, 1 helix, 2 per-disk holes), the helix's offset [m], phase [rad] and wavenumber
+    2 pi / pitch [rad/m], then r and r' (body frame) at every node, r' on the node's distal side
+    (the last node: its proximal side). The holes' path is linear in s between the base hole
+    (offset, angle_deg) and consecutive disks; its rest length is the length of that polyline
+    on the straight rod, sum sqrt(ds^2 + |dr|^2); a helix's is s_anchor sqrt(1 + (d k)^2).
+    """
+    tendons = spec.tendon_list()
+    if all(t.routing == "straight" for _, t in tendons):
+        return None
+    n_nodes = node_s.shape[0]
+    h = np.diff(node_s)
+    seg_end = np.cumsum([seg.length for seg in spec.segments])
+    cols = np.zeros((len(tendons), 4 + 6 * n_nodes))
+    rest = np.zeros(len(tendons))
+    for i, (j, t) in enumerate(tendons):
+        a = math.radians(t.angle_deg)
+        r0 = np.array([t.offset * math.cos(a), t.offset * math.sin(a), 0.0])
+        anchor = float(seg_end[j])
+        rn = np.tile(r0, (n_nodes, 1))
+        dr = np.zeros((n_nodes, 3))
+        rest[i] = anchor
+        holes = t.hole_positions()
+        if t.pitch is not None:
+            kw = 2.0 * math.pi / t.pitch
+            cols[i, 0:4] = (1.0, t.offset, a, kw)
+            ang = a + kw * node_s
+            rn[:, 0], rn[:, 1] = t.offset * np.cos(ang), t.offset * np.sin(ang)
+            dr[:, 0], dr[:, 1] = -t.offset * kw * np.sin(ang), t.offset * kw * np.cos(ang)
+            rest[i] = anchor * math.sqrt(1.0 + (t.offset * kw) ** 2)
+        elif holes is not None:
+            cols[i, 0] = 2.0
+            knot_s = np.concatenate([[0.0], disk_s[disk_seg <= j]])
+            knot_r = np.vstack([r0[:2], np.array(holes, dtype=float).reshape(-1, 2)])
+            for c in range(2):
+                rn[:, c] = np.interp(node_s, knot_s, knot_r[:, c])
+            dr[:-1] = np.diff(rn, axis=0) / h[:, None]
+            # The tip node has no distal side: its proximal slope. (Past the anchor the path
+            # is held at the last hole, where the tendon no longer acts.)
+            dr[-1] = dr[-2]
+            seg_len = np.hypot(np.diff(knot_s), np.linalg.norm(np.diff(knot_r, axis=0), axis=1))
+            rest[i] = float(seg_len.sum())
+        cols[i, 4:] = np.concatenate([rn, dr], axis=1).reshape(-1)
+    return cols, rest
 
 
 #: Compiled models of recently seen specs, keyed by content (a RobotSpec is editable, so its
@@ -378,6 +453,8 @@ def with_pose_and_lengths(
                     f"extensions[{j}] must be within segments[{j}].extension_range "
                     f"[{lo}, {hi}] m, got {ext[j]}"
                 )
+        if np.any(ext != 0.0):
+            model.require_straight_routing("segment extensions")
         new_len = model.seg_length + ext
         new_start = np.concatenate([[0.0], np.cumsum(new_len)[:-1]])
 

@@ -246,8 +246,10 @@ def observer_update(
     Extra updates run while the residual at the updated estimate exceeds `rtol` (default
     `gains.rtol`); each costs one integration with sensitivities at the updated estimate
     (which is also its residual check). A moving base or extended segments come in through
-    `model` (see `softrod.sim.with_pose_and_lengths`).
+    `model` (see `softrod.sim.with_pose_and_lengths`). Raises ValueError for general tendon
+    routing (not supported here yet).
     """
+    model.require_straight_routing("softrod.rods.observer_update")
     n_t = model.n_tendons
     pb = _problem(model, inp)
     n_unk = pb.n_unknowns
@@ -325,6 +327,7 @@ def _solve_observer(
     max_iter: int,
 ) -> StaticResult:
     """method="observer": one update from the observer state carried in `guess`."""
+    model.require_straight_routing("method='observer'")
     state = None
     if guess is not None:
         state = guess.warm.observer if guess.warm is not None else None

@@ -140,6 +140,7 @@ def _arc(R0: np.ndarray, p0: np.ndarray, u: np.ndarray, vz: float, s: np.ndarray
 def _solve_pcc(
     model: RodModel, inp: StaticLoads, guess: StaticResult | None, rtol: float, max_iter: int
 ) -> StaticResult:
+    model.require_straight_routing("method='pcc'")
     n_t = model.n_tendons
     if inp.lengths is not None:
         tau = _pcc_tensions(model, inp.lengths)

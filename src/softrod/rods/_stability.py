@@ -353,6 +353,7 @@ def stability_maps(
         or warm is None
         or inp.lengths is not None
         or on_grid is None
+        or model.is_routed  # general tendon routing: not checked yet (docs/routing.md)
     ):
         return None
     model = on_grid

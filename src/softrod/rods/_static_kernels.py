@@ -15,7 +15,8 @@ calls that take arrays (measured: 1.2 us -> 0.3 us per step on the 2-segment ben
 
 Packed model arrays:
     seg_par (n_seg, 10): K_bt (3) [N m^2], K_se (3) [N], u* (3) [1/m], rho A [kg/m]
-    tendon (n_t, 4): body offset r (3) [m], anchoring segment index
+    tendon (n_t, 4): body offset r (3) [m], anchoring segment index; with general routing
+        (n_t, 8 + 6 n_nodes), the path after them (`_route_fill`, docs/routing.md)
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     LU = np.zeros((6, 6))  # Cosserat: LU of J; Kirchhoff: inverse of the moment block
     piv = np.zeros(6, dtype=np.int64)
     T = np.zeros((n_t, 3))  # unit tendon tangents (body frame)
+    # Tendon paths at the current stage: body-frame r and r' (n_t, 6); straight: r' = 0.
+    routed = tendon.shape[1] > 4
+    Rt = np.zeros((n_t, 6))
+    for i in range(n_t):
+        for a in range(3):
+            Rt[i, a] = tendon[i, a]
     b = np.zeros(6)
     n_steps = step_seg.shape[0]
     if k1 < 0:
@@ -100,6 +107,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 for a in range(nz):
                     zt[a] = z[a] + h * K[2, a]
                 s = sb
+            if routed:
+                _route_fill(tendon, node_s, kk, s, Rt)
             # ---- total distal force N(s) and body-frame section loads
             N0 = Ne0 + q0 * (sb - s)
             N1 = Ne1 + q1 * (sb - s)
@@ -148,11 +157,16 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         ti = tau[i] * tau_scale[kk, i]  # friction: tau_i(s) = tau_i c_i(s)
                         if tendon[i, 3] < seg or ti == 0.0:
                             continue
-                        rr0, rr1, rr2 = tendon[i, 0], tendon[i, 1], tendon[i, 2]
-                        # w = v + u x r: the tendon's body-frame direction (unnormalized).
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        # w = v + u x r (+ r'): the tendon's body-frame direction (unnormalized).
                         w0 = v0 + u1 * rr2 - u2 * rr1
                         w1 = v1 + u2 * rr0 - u0 * rr2
                         w2 = v2 + u0 * rr1 - u1 * rr0
+                        if routed:
+                            # General routing: w = v + u x r + r' (docs/routing.md).
+                            w0 += Rt[i, 3]
+                            w1 += Rt[i, 4]
+                            w2 += Rt[i, 5]
                         nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
                         t0, t1, t2 = w0 / nw, w1 / nw, w2 / nw
                         g[0] += ti * t0
@@ -331,13 +345,17 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 dz[12] -= wm1 * B[2] - wm2 * B[1]
                 dz[13] -= wm2 * B[0] - wm0 * B[2]
                 dz[14] -= wm0 * B[1] - wm1 * B[0]
-            # ---- l_i' = |v + u x r_i| for the tendons passing this segment
+            # ---- l_i' = |v + u x r_i + r_i'| for the tendons passing this segment
             for i in range(n_t):
                 if tendon[i, 3] >= seg:
-                    rr0, rr1, rr2 = tendon[i, 0], tendon[i, 1], tendon[i, 2]
+                    rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
                     w0 = v0 + u1 * rr2 - u2 * rr1
                     w1 = v1 + u2 * rr0 - u0 * rr2
                     w2 = v2 + u0 * rr1 - u1 * rr0
+                    if routed:
+                        w0 += Rt[i, 3]
+                        w1 += Rt[i, 4]
+                        w2 += Rt[i, 5]
                     nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
                     dz[15 + i] = nw
                     T[i, 0] = w0 / nw
@@ -366,7 +384,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         # (d tau_j(s) / d tau_j = c_j(s) with friction)
                         cj = tau_scale[kk, j]
                         t0, t1, t2 = cj * T[j, 0], cj * T[j, 1], cj * T[j, 2]
-                        rr0, rr1, rr2 = tendon[j, 0], tendon[j, 1], tendon[j, 2]
+                        rr0, rr1, rr2 = Rt[j, 0], Rt[j, 1], Rt[j, 2]
                         b[0] -= t0
                         b[1] -= t1
                         b[2] -= t2
@@ -444,7 +462,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 # dl_i' = t_i . (dv + du x r_i)
                 for i in range(n_t):
                     if tendon[i, 3] >= seg:
-                        rr0, rr1, rr2 = tendon[i, 0], tendon[i, 1], tendon[i, 2]
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
                         f0 = dv0 + du1 * rr2 - du2 * rr1
                         f1 = dv1 + du2 * rr0 - du0 * rr2
                         f2 = dv2 + du0 * rr1 - du1 * rr0
@@ -466,6 +484,43 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         if not np.isfinite(z[a]):
             return False
     return True
+
+
+@njit(cache=True)
+def _route_fill(tendon, node_s, kk, s, Rt):
+    """Body-frame path r(s) and r'(s) of every routed tendon in step kk at arc length s [m]
+    into Rt (n_t, 6) (docs/routing.md). tendon (n_t, 8 + 6 n_nodes): column 4 the kind
+    (0 straight, 1 helix, 2 per-disk holes); 5-7 the helix's offset [m], phase [rad] and
+    wavenumber 2 pi / pitch [rad/m]; from 8, (r, r') at each node, r' on the node's distal
+    side (the holes' path is linear in s between nodes)."""
+    for i in range(tendon.shape[0]):
+        kind = tendon[i, 4]
+        if kind == 1.0:
+            d, ang, kw = tendon[i, 5], tendon[i, 6] + tendon[i, 7] * s, tendon[i, 7]
+            c, sn = np.cos(ang), np.sin(ang)
+            Rt[i, 0] = d * c
+            Rt[i, 1] = d * sn
+            Rt[i, 2] = 0.0
+            Rt[i, 3] = -d * kw * sn
+            Rt[i, 4] = d * kw * c
+            Rt[i, 5] = 0.0
+        elif kind == 2.0:
+            o = 8 + 6 * kk
+            ds = s - node_s[kk]
+            for a in range(3):
+                Rt[i, 3 + a] = tendon[i, o + 3 + a]
+                Rt[i, a] = tendon[i, o + a] + tendon[i, o + 3 + a] * ds
+
+
+@njit(cache=True)
+def _routed_node_w(tendon, i, k, v0, v1, v2, u0, u1, u2):
+    """w = v + u x r + r' of routed tendon i at node k (its stored r, r'; `_route_fill`)."""
+    o = 8 + 6 * k
+    rr0, rr1, rr2 = tendon[i, o], tendon[i, o + 1], tendon[i, o + 2]
+    w0 = v0 + u1 * rr2 - u2 * rr1 + tendon[i, o + 3]
+    w1 = v1 + u2 * rr0 - u0 * rr2 + tendon[i, o + 4]
+    w2 = v2 + u0 * rr1 - u1 * rr0 + tendon[i, o + 5]
+    return w0, w1, w2
 
 
 @njit(cache=True)
@@ -735,6 +790,8 @@ def _section_loads(Y, X, N_node, node_seg, seg_par, tendon, tau, force_out, mome
             w0 = v0 + u1 * rr2 - u2 * rr1
             w1 = v1 + u2 * rr0 - u0 * rr2
             w2 = v2 + u0 * rr1 - u1 * rr0
+            if tendon.shape[1] > 4 and tendon[i, 4] != 0.0:
+                w0, w1, w2 = _routed_node_w(tendon, i, k, v0, v1, v2, u0, u1, u2)
             c = tau[k, i] / np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
             f0 -= c * (Y[k, 3] * w0 + Y[k, 4] * w1 + Y[k, 5] * w2)
             f1 -= c * (Y[k, 6] * w0 + Y[k, 7] * w1 + Y[k, 8] * w2)
