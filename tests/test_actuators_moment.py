@@ -16,6 +16,8 @@ from softrod.rods import compile_model, solve_static, tip_jacobian
 CLOSED_TOL = 1e-9
 #: tip_jacobian vs central differences of solve_static, relative (issue 20).
 JAC_RTOL = 1e-6
+#: Static solver vs the MuJoCo chain at N = 50 links: tip as a fraction of L, twist [rad].
+CHAIN_TOL_L = 1e-3
 #: RK4 steps for the closed forms: a rotation at constant strain is integrated to O(h^4), 9e-9
 #: rad of twist at the default 32 steps over 0.76 rad, 4e-11 at 128.
 STEPS = 128
@@ -139,3 +141,41 @@ def test_bad_moment_inputs_name_the_field(twist_bend):
         DescriptionError, match=r"segments\[0\]\.moment_actuators\[0\]\.torque: extra inputs"
     ):
         _rod([{"length": L, "moment_actuators": [{"moment": [0, 0, 1], "torque": 1}]}])
+
+
+def test_mujoco_chain_moment_actuators_match_the_static_solver(twist_bend):
+    import mujoco
+
+    from softrod.mujoco import build_spec, chain_info, static_equilibrium
+
+    info = chain_info(twist_bend, links=50)
+    assert info.moment_actuators == ("moment_0", "moment_1")
+    model = build_spec(twist_bend, links=50, gravity=(0.0, 0.0, 0.0)).compile()
+    data = mujoco.MjData(model)
+    tau = [2e-5, 5e-6]
+    data.ctrl[[model.actuator(a).id for a in info.moment_actuators]] = tau
+    assert static_equilibrium(model, data).success
+    sol = solve_static(twist_bend, moments=tau, steps=STEPS)
+    assert np.linalg.norm(data.site("tip").xpos - sol.tip_position) < CHAIN_TOL_L * 1.5 * L
+    # Twist alone: the chain's torsion hinges carry tau each, the tip turns by tau L / GJ.
+    data.ctrl[[model.actuator(a).id for a in info.moment_actuators]] = [tau[0], 0.0]
+    assert static_equilibrium(model, data).success
+    R = data.site("tip").xmat.reshape(3, 3)
+    assert abs(_twist(R) - tau[0] * L / GJ) < CHAIN_TOL_L
+
+
+def test_cli_moments(twist_bend, tmp_path, capsys):
+    import json
+
+    from softrod.cli import main
+
+    path = tmp_path / "moment_rod.yaml"
+    path.write_text(twist_bend.to_yaml())
+    assert main(["solve", str(path), "--moments", "2e-5,5e-6", "--json"]) == 0
+    out, _ = capsys.readouterr()
+    ref = solve_static(twist_bend, moments=[2e-5, 5e-6])
+    np.testing.assert_allclose(json.loads(out)["tip_position"], ref.tip_position, atol=1e-12)
+    for bad in ("1,2,3", "1,nan"):
+        assert main(["solve", str(path), "--moments", bad]) == 2
+        _, err = capsys.readouterr()
+        assert len(err.strip().splitlines()) == 1 and "--moments" in err
