@@ -146,9 +146,12 @@ def tip_jacobian(
     pressures : also return the chamber columns d tip / d p (3, n_c) [m/Pa] after those of the
         tendons, (3, n_t + n_c) in all (`chamber_list()` order; docs/actuators.md).
     field : also differentiate with respect to the uniform field B: three more columns
-        d tip / d B_j [m/T] after the tendons' (3, n_t + 3). Exact (the torques' field
-        directions are integrated with the sensitivities; tension or length control); not with
-        a field gradient, whose forces are held at the shape (ValueError).
+        d tip / d B_j [m/T] after the tendons' (3, n_t + 3) (after the pressure columns when
+        both are asked for). Exact (the torques' field directions are integrated with the
+        sensitivities; tension or length control). With chambers on the robot or a field
+        gradient (whose forces are held at the shape by a fixed point) they are
+        Richardson-extrapolated central differences of warm-started `solve_static` solves
+        (`_field_columns_by_differences`, ~1e-7 relative).
     moments : also return d tip / d moment-actuator inputs (3, n_moments) [m] last (after the
         pressure and field columns asked for; `moment_actuator_list()` order). The implicit
         function theorem is exact; the residual's and tip's partial derivatives in the inputs
@@ -170,15 +173,18 @@ def tip_jacobian(
         cols = tip_jacobian(model, result, pressures=pressures, field=field)
         return np.hstack([cols, _moment_columns(model, result)])
     if model.n_chambers:
-        if field:
-            raise ValueError(
-                "tip_jacobian field columns of a robot with chambers are not available yet"
-            )
         # Chambers are internal tendons: differentiate on the kernel model (`_chamber_columns`).
         tendon_cols, chamber_cols = _chamber_columns(model, result)
-        return np.hstack([tendon_cols, chamber_cols]) if pressures else tendon_cols
+        cols = [tendon_cols, chamber_cols] if pressures else [tendon_cols]
+        if field:
+            cols.append(_field_columns_by_differences(model, result))
+        return np.hstack(cols)
     if field:
-        return np.concatenate([_tendon_columns(model, result), _field_columns(model, result)], 1)
+        if model.is_magnetic and np.any(inp.field_gradient):
+            field_cols = _field_columns_by_differences(model, result)
+        else:
+            field_cols = _field_columns(model, result)
+        return np.concatenate([_tendon_columns(model, result), field_cols], 1)
     return _tendon_columns(model, result)
 
 
@@ -351,6 +357,50 @@ def _moment_columns(model: RodModel, result: StaticResult) -> np.ndarray:
         direct[:, k] = (4 * t1 - t2) / 3
     dx = -np.linalg.solve(A, B)
     return tip_x @ dx + direct
+
+
+#: Field step of `_field_columns_by_differences`, relative to |B| (or to 1 mT at B = 0).
+_FIELD_FD_STEP = 1e-3
+
+
+def _field_columns_by_differences(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d B (3, 3) [m/T] by central differences of warm-started solves at B +- h e_j
+    (Richardson over h and 2h: O(h^4)), each solved to rtol 1e-12 (and, with a gradient, its
+    fixed point to 1e-12 L): the error is ~1e-12 L / h, about 1e-7 relative. Used where the
+    sensitivity shot cannot carry the field directions: chambers (internal tendons of another
+    kernel model, possibly under length control) and a field gradient (forces held at the
+    shape by `_static`'s fixed point)."""
+    from softrod.rods._static import solve_static  # _static imports this module
+
+    inp = result.inputs
+    B = inp.field
+    h = _FIELD_FD_STEP * (float(np.linalg.norm(B)) or 1e-3)
+    kw: dict[str, Any] = {
+        "tip_force": inp.tip_force, "tip_moment": inp.tip_moment,
+        "distributed_force": inp.distributed_force, "gravity": inp.gravity,
+        "point_loads": [(s, f, m) for s, f, m in inp.point_loads] or None,
+        "pressures": inp.pressures, "field_gradient": inp.field_gradient,
+        "moments": inp.moments, "guess": result, "rtol": 1e-12, "check_stability": False,
+    }  # fmt: skip
+    if inp.lengths is not None:
+        kw["lengths"] = inp.lengths
+    else:
+        kw["tensions"] = inp.tensions
+
+    def tip(field: np.ndarray) -> np.ndarray:
+        sol = solve_static(model, field=field, **kw)
+        if not sol.success:
+            raise ValueError(f"tip_jacobian field columns: a solve near B failed: {sol.message}")
+        return sol.tip_position
+
+    out = np.empty((3, 3))
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = h
+        d1 = (tip(B + e) - tip(B - e)) / (2 * h)
+        d2 = (tip(B + 2 * e) - tip(B - 2 * e)) / (4 * h)
+        out[:, j] = (4 * d1 - d2) / 3
+    return out
 
 
 def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:
