@@ -72,3 +72,23 @@ def test_magnetic_navigate_check_env_and_scripted_controller():
         _, _, _, _, info = env.step(np.zeros(3, dtype=np.float32))
     np.testing.assert_allclose(info["tip"], [0.0, 0.0, 0.12], atol=1e-6)
     assert not info["field"].any()
+
+
+def test_demo_lists_the_magnetic_catheter_clip():
+    """`softrod demo` renders the magnetic catheter (`magnetic_demo`, not run here: the demo's
+    own tests do not render); its scene is examples/scenes/magnetic_catheter.yaml with the
+    field turning faster, and it compiles with the field hook on."""
+    import yaml
+
+    from softrod.cli import _demo
+
+    assert dict(_demo.MUJOCO_CLIPS)["magnetic_catheter"] is _demo.magnetic_demo
+    assert "mujoco" in dict(_demo.OPTIONAL_DEMOS)
+    scene_dict = _demo.magnetic_scene()
+    example = yaml.safe_load((ROOT / "examples/scenes/magnetic_catheter.yaml").read_text())
+    assert scene_dict["objects"] == example["objects"]
+    assert scene_dict["magnetic_field"]["field"] == example["magnetic_field"]["field"]
+    assert scene_dict["magnetic_field"]["rotation_rate"] == 2 * 0.6
+    scene = build_scene(scene_dict)
+    assert scene.magnetic is not None
+    scene.step(5)

@@ -356,12 +356,14 @@ def test_run_demo_writes_video_image_and_plot(tmp_path: Path, monkeypatch):
 
     # The real demo is 4 s of video and 20 samples per material; the pipeline is the same.
     monkeypatch.setattr(demo, "_DURATION", 0.3)
+    monkeypatch.setattr(demo, "_MAGNETIC_DURATION", 0.3)
     monkeypatch.setattr(demo, "_DEMO_SAMPLES", 2)
     monkeypatch.setattr(demo, "_DEMO_SLIDES_SAMPLES", 2)
     monkeypatch.setattr(demo, "_DEMO_LINKS", (10, 20))
     summary = demo.mujoco_demo(tmp_path)
     for key in ("video", "image", "static_plot"):
         assert Path(summary[key]).stat().st_size > 1000
+    assert Path(summary["magnetic_catheter"]["video"]).stat().st_size > 1000
     import json
 
     json.dumps(summary)  # JSON-able

@@ -79,6 +79,15 @@ PressuresOpt = Annotated[
         help="Chamber gauge pressures [Pa], one per chamber, segment by segment.",
     ),
 ]
+MomentsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--moments",
+        metavar="T1,T2,...",
+        help="Moment-actuator inputs (uniform internal moment input x moment [N m]), one per "
+        "moment actuator, segment by segment.",
+    ),
+]
 FieldOpt = Annotated[
     str | None,
     typer.Option(
@@ -200,6 +209,7 @@ def _solve_request(
     pressures: str | None = None,
     field: str | None = None,
     field_gradient: str | None = None,
+    moments: str | None = None,
 ) -> _SolveRequest:
     """Parse and check the shared solve options; every error names its option and value."""
     if method not in METHODS:
@@ -244,6 +254,8 @@ def _solve_request(
         except DescriptionError as exc:
             raise CliError(f"--pressures: {exc}") from None
         loads["pressures"] = values
+    if moments is not None:
+        loads["moments"] = _moment_inputs(spec, moments)
     for option, text in (("--field", field), ("--field-gradient", field_gradient)):
         if text is not None and not spec.is_magnetic:
             raise CliError(
@@ -287,6 +299,21 @@ def _solve_request(
     return _SolveRequest(path=path, spec=spec, method=method, loads=loads, options=options)
 
 
+def _moment_inputs(spec: RobotSpec, text: str) -> list[float]:
+    """The checked --moments values (one per moment actuator, segment by segment)."""
+    n_a = spec.n_moments
+    if n_a == 0:
+        raise CliError(f"--moments: robot {spec.name!r} has no moment_actuators, got {text!r}")
+    per_seg = "+".join(str(len(s.moment_actuators)) for s in spec.segments)
+    what = f"one per moment actuator, segment by segment; {spec.name} has {per_seg}"
+    values = parse_vector("--moments", text, n_a, what)
+    try:
+        check_actuation(spec, moments=values)
+    except DescriptionError as exc:
+        raise CliError(f"--moments: {exc}") from None
+    return values
+
+
 def _fmt_vec(values: Any, unit: str = "", fmt: str = "{:g}") -> str:
     text = ", ".join(fmt.format(float(v)) for v in values)
     return f"({text})" + (f" {unit}" if unit else "")
@@ -304,6 +331,8 @@ def describe_loads(spec: RobotSpec, loads: dict[str, Any]) -> str:
         parts.append(", ".join(pulled) + " N" if pulled else "no tendon tension")
     if any(p != 0 for p in loads.get("pressures", [])):
         parts.append("pressures " + _fmt_vec(loads["pressures"], "Pa"))
+    if any(t != 0 for t in loads.get("moments", [])):
+        parts.append("moment inputs " + _fmt_vec(loads["moments"]))
     if any(b != 0 for b in loads.get("field", [])):
         parts.append("field " + _fmt_vec(loads["field"], "T"))
     if any(g != 0 for row in loads.get("field_gradient", []) for g in row):
@@ -363,6 +392,7 @@ def solve_cmd(
     pressures: PressuresOpt = None,
     field: FieldOpt = None,
     field_gradient: FieldGradientOpt = None,
+    moments: MomentsOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     shape: Annotated[
         bool, typer.Option("--shape", help="With --json: add the backbone samples s, positions.")
@@ -388,6 +418,7 @@ def solve_cmd(
         pressures,
         field,
         field_gradient,
+        moments,
     )
     result, wall = req.solve()
     if as_json:

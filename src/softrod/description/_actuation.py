@@ -1,4 +1,5 @@
-"""Checking actuation inputs against a description: pressures, a uniform field and its gradient.
+"""Checking actuation inputs against a description: pressures, moment-actuator inputs, a uniform
+field and its gradient.
 
 Every model (static solver, MuJoCo chain, dynamics) calls `check_actuation` at its boundary so
 that a wrong input gets the same error everywhere, naming the input, the index and the value.
@@ -6,6 +7,7 @@ that a wrong input gets the same error everywhere, naming the input, the index a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,11 +26,14 @@ class Actuation:
     pressures : (n_pressures,) chamber gauge pressures [Pa], segment by segment.
     field : (3,) uniform world-frame magnetic field B [T].
     field_gradient : (3, 3) world-frame gradient, field_gradient[i, j] = dB_i / dx_j [T/m].
+    moments : (n_moments,) moment-actuator inputs [-] (`RobotSpec.moment_actuator_list()`
+        order); actuator k applies moments[k] times its body-frame `moment` [N m].
     """
 
     pressures: np.ndarray
     field: np.ndarray
     field_gradient: np.ndarray
+    moments: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
 
 def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
@@ -45,7 +50,7 @@ def _finite_array(name: str, value: object, shape: tuple[int, ...]) -> np.ndarra
     bad = np.argwhere(~np.isfinite(arr))
     if bad.size:
         idx = "".join(f"[{int(i)}]" for i in bad[0])
-        raise DescriptionError(f"{name}{idx} must be finite, got {arr[tuple(bad[0])]!r}")
+        raise DescriptionError(f"{name}{idx} must be finite, got {float(arr[tuple(bad[0])])!r}")
     return arr
 
 
@@ -54,6 +59,7 @@ def check_actuation(
     pressures: Sequence[float] | np.ndarray | None = None,
     field: Sequence[float] | np.ndarray | None = None,
     field_gradient: Sequence[Sequence[float]] | np.ndarray | None = None,
+    moments: Sequence[float] | np.ndarray | None = None,
 ) -> Actuation:
     """Validate the actuation inputs of `robot`; None means zero.
 
@@ -62,6 +68,8 @@ def check_actuation(
     pressures : (robot.n_pressures,) [Pa], one per chamber in `robot.chamber_list()` order;
         each within its chamber's `pressure_range` when one is given.
     field : (3,) uniform field B [T]; field_gradient : (3, 3) dB_i/dx_j [T/m].
+    moments : (robot.n_moments,) [-], one per moment actuator in
+        `robot.moment_actuator_list()` order.
 
     Returns
     -------
@@ -93,4 +101,17 @@ def check_actuation(
         if field_gradient is None
         else _finite_array("field_gradient", field_gradient, (3, 3))
     )
-    return Actuation(pressures=p, field=b, field_gradient=g)
+    return Actuation(pressures=p, field=b, field_gradient=g, moments=_moments(robot, moments))
+
+
+def _moments(robot: RobotSpec, moments: Sequence[float] | np.ndarray | None) -> np.ndarray:
+    """The checked moment-actuator inputs (n_moments,); None is zero."""
+    n = robot.n_moments
+    if moments is None:
+        return np.zeros(n)
+    if n == 0 and np.size(moments) > 0:
+        raise DescriptionError(
+            f"moments must have 0 values (the robot has no moment_actuators), got "
+            f"{np.size(moments)}"
+        )
+    return _finite_array("moments", moments, (n,))

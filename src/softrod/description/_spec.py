@@ -24,6 +24,7 @@ __all__ = [
     "TendonFrictionSpec",
     "ChamberSpec",
     "MagnetSpec",
+    "MomentActuatorSpec",
     "PneumaticChamberSpec",
     "PneumaticActuatorSpec",
     "SegmentSpec",
@@ -359,6 +360,20 @@ class MagnetSpec(Spec):
     )
 
 
+class MomentActuatorSpec(Spec):
+    """A moment actuator along a segment: a uniform internal body-frame moment (docs/actuators.md).
+
+    Input tau [-] gives the internal actuation moment tau m [N m] in the body frame, uniform over
+    the segment (SoMo's equal torque on every joint of an axis; a torsion axis is m along e_z).
+    It shifts the section balance, K_bt (u - u*) - tau m = R^T M, so on its own it bends (or
+    twists) a uniform segment to the constant strain u - u* = tau K_bt^-1 m.
+    """
+
+    moment: tuple[float, float, float] = Field(
+        description="Body-frame moment m per unit input [N m]; the input tau gives tau m."
+    )
+
+
 #: Points at which a pneumatic strain polynomial is checked over its pressure range.
 _STRAIN_CHECK_POINTS = 201
 #: Slack on the strain checks: a least-squares fit may put eps(0) a hair above zero and wiggle
@@ -490,6 +505,11 @@ class SegmentSpec(Spec):
         default=None,
         description="Body-frame magnetization M [A/m] of the backbone; dipole density M A "
         "[A m] per unit length.",
+    )
+    moment_actuators: list[MomentActuatorSpec] = Field(
+        default_factory=list,
+        description="Uniform internal body-frame moments over the segment; one `moments` input "
+        "each.",
     )
 
     @model_validator(mode="after")
@@ -644,6 +664,15 @@ class RobotSpec(Spec):
     def n_pressures(self) -> int:
         """Length of the `pressures` input (one per chamber, segment by segment)."""
         return self.n_chambers
+
+    @property
+    def n_moments(self) -> int:
+        """Length of the `moments` input (one per moment actuator, segment by segment)."""
+        return sum(len(s.moment_actuators) for s in self.segments)
+
+    def moment_actuator_list(self) -> list[tuple[int, MomentActuatorSpec]]:
+        """Moment actuators in input (`moments`) order as (segment index, spec)."""
+        return [(j, a) for j, s in enumerate(self.segments) for a in s.moment_actuators]
 
     @property
     def n_magnets(self) -> int:

@@ -7,6 +7,7 @@ against an `LGVIModel` and tabulates it for the kernels (`_RunInputs`); `_start_
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ import numpy as np
 
 from softrod.description import check_actuation
 from softrod.dynamics._loads import FieldLike, MagneticField
-from softrod.dynamics._model import LGVIModel, cay, cayinv
+from softrod.dynamics._model import LGVIModel, _rest_curve, cay, cayinv
 from softrod.dynamics._result import DynamicResult, DynamicState
 from softrod.rods import RodModel, StaticResult
 from softrod.rods.so3 import quat_to_matrix
@@ -218,6 +219,11 @@ class DynamicLoads:
     pressures : (n_c,) chamber gauge pressures [Pa] (the description's `chambers`, segment by
         segment; within `pressure_range`), or a callable t -> (n_c,). A chamber acts as in
         `solve_static`: a tendon on its line at tension -p A_eff(p) over its segment.
+    moments : (n_moments,) moment-actuator inputs [-] (the description's `moment_actuators`,
+        segment by segment), constant: the uniform internal moment tau m over the segment is,
+        as in `solve_static`, the rest curvature u* + K_bt^-1 tau m, so the model's discrete
+        rest strains (bending springs and shear chords) are those of that curve while the run
+        starts from the robot's own rest shape.
 
     The model's magnets (`build_lgvi_model(magnets=...)` and the description's `magnets` and
     `magnetization`) feel `field`.
@@ -234,6 +240,7 @@ class DynamicLoads:
     angular_damping: float | np.ndarray | None = None
     strain_damping: float | None = None
     pressures: LoadLike | None = None
+    moments: Sequence[float] | np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # Check what does not depend on the model here, with the value in the message.
@@ -249,6 +256,16 @@ class DynamicLoads:
             if bad.size:
                 raise ValueError(f"pressures[{bad[0]}] must be finite, got {arr[bad[0]]}")
             object.__setattr__(self, "pressures", arr)
+        if self.moments is not None:
+            if callable(self.moments):
+                raise ValueError(
+                    "moments must be constant (n_moments,) values in dynamics, got a callable"
+                )
+            arr = np.array(self.moments, dtype=float).reshape(-1)
+            bad = np.flatnonzero(~np.isfinite(arr))
+            if bad.size:
+                raise ValueError(f"moments[{bad[0]}] must be finite, got {arr[bad[0]]}")
+            object.__setattr__(self, "moments", arr)
         for name in ("tip_force", "tip_moment", "distributed_force"):
             object.__setattr__(self, name, _load(name, getattr(self, name)))
         if self.gravity is not None:
@@ -361,6 +378,8 @@ def _resolve(model: LGVIModel, loads: DynamicLoads) -> _RunInputs:
         frame_len = np.append(model.elem_len, 0.5 * model.elem_len[-1])
     else:
         frame_len = model.node_weight
+    if loads.moments is not None:
+        model = _with_moment_rest(model, check_actuation(model.rod.spec, moments=loads.moments))
     return _RunInputs(
         model=model,
         loads=loads,
@@ -374,6 +393,33 @@ def _resolve(model: LGVIModel, loads: DynamicLoads) -> _RunInputs:
         c_lin=_node_damping("damping", loads.damping, model, model.node_weight),
         c_ang=_node_damping("angular_damping", loads.angular_damping, model, frame_len),
         strain_damping=float(loads.strain_damping or 0.0),
+    )
+
+
+def _with_moment_rest(model: LGVIModel, act: Any) -> LGVIModel:
+    """`model` with the discrete rest strains of the rest curve that the moment actuators'
+    inputs give (`RodModel.with_moments`): bending springs' Cayley strains and shear chords as
+    `build_lgvi_model` takes them from a precurved robot; rest_positions and rest_rotations
+    stay the robot's (the run starts unactuated)."""
+    if not np.any(act.moments):
+        return model
+    rod = model.rod.with_moments(act.moments)
+    rest_p, _ = _rest_curve(rod, model.node_s)
+    _, rest_R = _rest_curve(rod, model.frame_s)
+    if model.clamp == "node":
+        rest_R[0] = rod.base_rotation
+    dp = np.diff(rest_p, axis=0)
+    le = model.elem_len[:, None]
+    g0a = np.einsum("kji,kj->ki", rest_R[:-1], dp) / le
+    g0b = np.einsum("kji,kj->ki", rest_R[1:], dp) / le
+    i, j = model.spr_i, model.spr_j
+    Ri = np.where(i[:, None, None] < 0, rod.base_rotation[None], rest_R[np.maximum(i, 0)])
+    c0 = cayinv(np.swapaxes(Ri, -1, -2) @ rest_R[j])
+    return dataclasses.replace(
+        model,
+        elem_g0a=np.ascontiguousarray(g0a),
+        elem_g0b=np.ascontiguousarray(g0b),
+        spr_c0=np.ascontiguousarray(c0),
     )
 
 

@@ -11,6 +11,7 @@ Names inside a robot (all behind the robot's `prefix`, empty for a standalone mo
 | tendon i (input order) | tendon `tendon_<i>`, sites `t<i>_<n>` |
 | actuator of tendon i | `tension_<i>` (force) or `length_<i>` (length control) |
 | chamber k (pressure input order) | fixed tendon `chamber_<k>`, actuator `pressure_<k>` |
+| moment actuator k (`moments` input order) | fixed tendon `moment_<k>`, actuator `moment_<k>` |
 
 A chamber's pressure p [Pa] acts as the uniform body-frame moment p A (r x e_z) over its segment
 (and, with axial slides, the axial force p A): the fixed tendon `chamber_<k>` couples the
@@ -74,6 +75,7 @@ class ChainInfo:
     damping_time: float
     joint_damping_time: float
     pressure_actuators: tuple[str, ...] = ()
+    moment_actuators: tuple[str, ...] = ()
 
     @property
     def damping_ratio(self) -> float:
@@ -375,6 +377,7 @@ def add_robot(
             act.ctrllimited = False
         pressure_names.append(act.name)
 
+    moment_names = _add_moment_actuators(spec, robot, lay, prefix)
     return ChainInfo(
         prefix=prefix,
         robot=robot,
@@ -389,7 +392,39 @@ def add_robot(
         damping_time=float(beta),
         joint_damping_time=float(beta_joint),
         pressure_actuators=tuple(pressure_names),
+        moment_actuators=tuple(moment_names),
     )
+
+
+def _add_moment_actuators(
+    spec: mujoco.MjSpec, robot: RobotSpec, lay: ChainLayout, prefix: str
+) -> list[str]:
+    """Moment actuator k: a fixed tendon `moment_<k>` over its segment's hinges (torsion
+    included) with the body-frame moment m per unit input as coefficients, driven by the motor
+    `moment_<k>` (gear 1, ctrl = the input [-]): every joint of the segment carries tau m, the
+    rigid-link image of the uniform internal moment (SoMo's equal torque on every joint)."""
+    names: list[str] = []
+    for k, (j, act_spec) in enumerate(robot.moment_actuator_list()):
+        ten = spec.add_tendon(name=f"{prefix}moment_{k}")
+        elems = np.flatnonzero(lay.elem_seg == j)
+        wraps = 0
+        for e in elems:
+            for ax, coef in zip("xyz", act_spec.moment, strict=True):
+                if coef != 0.0:
+                    ten.wrap_joint(f"{prefix}j{e}{ax}", float(coef))
+                    wraps += 1
+        if wraps == 0:
+            # A zero moment does nothing, but keeps its actuator (the input order).
+            ten.wrap_joint(f"{prefix}j{int(elems[0])}x", 0.0)
+        act = spec.add_actuator()
+        act.name = f"{prefix}moment_{k}"
+        act.trntype = mujoco.mjtTrn.mjTRN_TENDON
+        act.target = f"{prefix}moment_{k}"
+        act.set_to_motor()
+        act.gear[0] = 1.0
+        act.ctrllimited = False
+        names.append(act.name)
+    return names
 
 
 def build_spec(
@@ -410,7 +445,8 @@ def build_spec(
     -------
     mujoco.MjSpec with a site `tip` at the distal end, one actuator `tension_<k>` per tendon in
     input order (ctrl = tension [N], >= 0 pulls), then one `pressure_<k>` per chamber
-    (ctrl = gauge pressure [Pa]), a light and a camera. `spec.compile()` gives
+    (ctrl = gauge pressure [Pa]), then one `moment_<k>` per moment actuator (ctrl = its input),
+    a light and a camera. `spec.compile()` gives
     the MjModel; `spec.to_xml()` the MJCF.
     """
     opts = resolve_options(options, links=links, **overrides)

@@ -44,6 +44,9 @@ class StaticLoads:
     magnet_forces : the gradient forces held fixed during one solve (`_static`'s fixed point):
         (point-dipole forces (n_m, 3) [N], (s samples (n,) [m], (grad B)^T R (n, 3, 3) [T/m]
         on which the backbone's force density (grad B)^T R M A is held)), or None.
+    moments : (n_moments,) moment-actuator inputs [-] (None for a robot without them). The
+        kernels see them as the model's rest curvature (`RodModel.with_moments`, folded in by
+        `solve_static` and `tip_jacobian`).
     """
 
     tensions: np.ndarray | None
@@ -58,6 +61,7 @@ class StaticLoads:
     field: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
     field_gradient: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 3)))
     magnet_forces: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+    moments: np.ndarray | None = None
 
     @property
     def has_external_load(self) -> bool:
@@ -141,12 +145,15 @@ def check_inputs(
     pressures: Any = None,
     field: Any = None,
     field_gradient: Any = None,
+    moments: Any = None,
 ) -> StaticLoads:
     """Validate solver inputs against a model; raises ValueError naming the bad field.
 
     pressures : (n_c,) chamber gauge pressures [Pa] in `RobotSpec.chamber_list()` order (None
     is zero); checked by `softrod.description.check_actuation` (count, finite, range).
-    field : (3,) [T], field_gradient : (3, 3) [T/m] (None is zero); checked the same way."""
+    field : (3,) [T], field_gradient : (3, 3) [T/m] (None is zero); checked the same way.
+    moments : (n_moments,) [-] moment-actuator inputs in `moment_actuator_list()` order (None
+    is zero); checked the same way (count, finite)."""
     n_t = model.n_tendons
     if tensions is not None and lengths is not None:
         raise ValueError("give tensions or lengths, not both")
@@ -182,7 +189,36 @@ def check_inputs(
         pressures=_pressures(model, pressures),
         field=field_arr,
         field_gradient=gradient,
+        moments=_moment_inputs(model, moments),
     )
+
+
+def _moment_inputs(model: RodModel, moments: Any) -> np.ndarray | None:
+    """Checked moment-actuator inputs (n_moments,), or None for a robot without them."""
+    act = check_actuation(model.spec, moments=moments)
+    return act.moments if model.spec.n_moments else None
+
+
+def with_moment_inputs(model: RodModel, inp: StaticLoads) -> RodModel:
+    """The model the kernels run on for `inp`'s moment-actuator inputs (`with_moments`)."""
+    return model.with_moments(inp.moments)
+
+
+def add_actuator_moments(model: RodModel, result: Any) -> Any:
+    """`result` with `internal_moment` (n, 3) [N m] the backbone material's share again: the
+    kernels' rest curvature carries the actuators' internal moment tau m, so the section
+    balance gives the material's moment less it; add R tau m back on the actuated nodes."""
+    inp = result.inputs
+    if inp.moments is None or not np.any(inp.moments) or result.internal_moment.size == 0:
+        return result
+    node_seg = np.append(model.step_seg, model.step_seg[-1])
+    body = np.zeros((model.seg_par.shape[0], 3))
+    for (j, act), tau in zip(model.spec.moment_actuator_list(), inp.moments, strict=True):
+        body[j] += tau * np.asarray(act.moment)
+    if result.s.shape[0] != node_seg.shape[0]:
+        return result
+    extra = np.einsum("nab,nb->na", result.rotations, body[node_seg])
+    return dataclasses.replace(result, internal_moment=result.internal_moment + extra)
 
 
 def _field(model: RodModel, field: Any, field_gradient: Any) -> tuple[np.ndarray, np.ndarray]:

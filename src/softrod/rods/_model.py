@@ -74,6 +74,8 @@ class RodModel:
     magnet_s : (n_m,) arc length of each point dipole from the base [m] (grid nodes);
         magnet_seg : (n_m,) its segment; magnet_moment : (n_m, 3) body-frame dipole [A m^2].
     seg_dipole : (n_seg, 3) body-frame dipole density M A of a magnetized backbone [A m].
+    applied_moments : (n_moments,) moment-actuator inputs folded into u_star (`with_moments`;
+        empty on a compiled model).
 
     Chambers (docs/actuators.md): a chamber at pressure p along segment j acts on the section
     exactly like a straight tendon at its offset anchored at the segment's end carrying the
@@ -111,6 +113,32 @@ class RodModel:
     magnet_seg: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     magnet_moment: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
     seg_dipole: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 3)))
+    applied_moments: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+
+    def with_moments(self, moments: np.ndarray | None) -> RodModel:
+        """This model with the moment actuators' inputs (n_moments,) [-] folded in.
+
+        A uniform internal body-frame moment tau m over segment j shifts the section balance,
+        K_bt (u - u*) - tau m = R^T M, so it is exactly the precurvature u* + K_bt^-1 tau m
+        (docs/actuators.md). `applied_moments` records the inputs folded in; the shift is
+        taken from the model's own rest curvature, so calling it again replaces them."""
+        acts = self.spec.moment_actuator_list()
+        old = self.applied_moments if self.applied_moments.size else np.zeros(len(acts))
+        new = np.zeros(len(acts)) if moments is None else np.asarray(moments, dtype=float)
+        if np.array_equal(old, new):
+            return self
+        shift = np.zeros_like(self.u_star)
+        for (j, act), d in zip(acts, new - old, strict=True):
+            shift[j] += d * np.asarray(act.moment) / self.K_bt[j]
+        u_star = self.u_star + shift
+        seg_par = self.seg_par.copy()
+        seg_par[:, 6:9] = u_star
+        return dataclasses.replace(
+            self,
+            u_star=u_star,
+            seg_par=np.ascontiguousarray(seg_par),
+            applied_moments=new.copy(),
+        )
 
     @property
     def is_magnetic(self) -> bool:
@@ -513,6 +541,8 @@ def _regrid(model: RodModel, steps: int | None, extra_nodes: tuple[float, ...]) 
     out = with_pose_and_lengths(
         fresh, model.base_position, model.base_rotation, ext if np.any(ext != 0.0) else None
     )
+    # Moment-actuator inputs live in u_star: fold them into the regridded model too.
+    out = out.with_moments(model.applied_moments if model.applied_moments.size else None)
     # Snap the requested nodes to the arc lengths asked for (the round trip leaves ~1e-17).
     if extra_nodes:
         node_s = out.node_s.copy()

@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import StaticLoads, _magnetic, _problem, check_inputs
+from softrod.rods._inputs import (
+    StaticLoads,
+    _magnetic,
+    _problem,
+    check_inputs,
+    with_moment_inputs,
+)
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
 from softrod.rods._static_kernels import _evaluate
@@ -129,6 +135,7 @@ def tip_jacobian(
     *,
     pressures: bool = False,
     field: bool = False,
+    moments: bool = False,
 ) -> np.ndarray:
     """Exact d tip_position / d inputs (3, n_t) at a converged shooting `result`.
 
@@ -139,9 +146,17 @@ def tip_jacobian(
     pressures : also return the chamber columns d tip / d p (3, n_c) [m/Pa] after those of the
         tendons, (3, n_t + n_c) in all (`chamber_list()` order; docs/actuators.md).
     field : also differentiate with respect to the uniform field B: three more columns
-        d tip / d B_j [m/T] after the tendons' (3, n_t + 3). Exact (the torques' field
-        directions are integrated with the sensitivities; tension or length control); not with
-        a field gradient, whose forces are held at the shape (ValueError).
+        d tip / d B_j [m/T] after the tendons' (3, n_t + 3) (after the pressure columns when
+        both are asked for). Exact (the torques' field directions are integrated with the
+        sensitivities; tension or length control). With chambers on the robot or a field
+        gradient (whose forces are held at the shape by a fixed point) they are
+        Richardson-extrapolated central differences of warm-started `solve_static` solves
+        (`_field_columns_by_differences`, ~1e-7 relative).
+    moments : also return d tip / d moment-actuator inputs (3, n_moments) [m] last (after the
+        pressure and field columns asked for; `moment_actuator_list()` order). The implicit
+        function theorem is exact; the residual's and tip's partial derivatives in the inputs
+        (a shift of the rest curvature) are Richardson-extrapolated central differences of one
+        shot each (`_moment_columns`, ~1e-9 relative).
     """
     if not result.success:
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
@@ -152,16 +167,24 @@ def tip_jacobian(
             f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "
             "model the result was solved on"
         )
+    # Moment actuators are the rest curvature of the model the result was solved on.
+    model = with_moment_inputs(model, inp)
+    if moments:
+        cols = tip_jacobian(model, result, pressures=pressures, field=field)
+        return np.hstack([cols, _moment_columns(model, result)])
     if model.n_chambers:
-        if field:
-            raise ValueError(
-                "tip_jacobian field columns of a robot with chambers are not available yet"
-            )
         # Chambers are internal tendons: differentiate on the kernel model (`_chamber_columns`).
         tendon_cols, chamber_cols = _chamber_columns(model, result)
-        return np.hstack([tendon_cols, chamber_cols]) if pressures else tendon_cols
+        cols = [tendon_cols, chamber_cols] if pressures else [tendon_cols]
+        if field:
+            cols.append(_field_columns_by_differences(model, result))
+        return np.hstack(cols)
     if field:
-        return np.concatenate([_tendon_columns(model, result), _field_columns(model, result)], 1)
+        if model.is_magnetic and np.any(inp.field_gradient):
+            field_cols = _field_columns_by_differences(model, result)
+        else:
+            field_cols = _field_columns(model, result)
+        return np.concatenate([_tendon_columns(model, result), field_cols], 1)
     return _tendon_columns(model, result)
 
 
@@ -252,6 +275,132 @@ def _chamber_columns(model: RodModel, result: StaticResult) -> tuple[np.ndarray,
     dx = -np.linalg.solve(A, np.hstack([B_in, np.vstack(B_p)]))
     cols = np.hstack(tip_x) @ dx
     return cols[:, :n_t] + direct_in, cols[:, n_t:] + dtip_dt[:, n_t:] @ dp
+
+
+#: Central-difference step of the moment columns, relative to the input that bends the segment
+#: by `moment_scale`'s 1 rad over the robot: Richardson over h and 2h leaves O(h^4) ~ 1e-12 and
+#: round-off ~1e-16 / h ~ 1e-12 (the shots' section Newton converges to ~1e-16).
+_MOMENT_FD_STEP = 1e-4
+
+
+def _moment_columns(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d moment-actuator inputs (3, n_moments) [m] at a converged result.
+
+    A moment input is a shift of the segment's rest curvature (`RodModel.with_moments`). One
+    shot of the kernel model (chambers as internal tendons, tension control at the result's
+    tensions) gives the exact d(M(L), tip, l)/d(M0, tensions); the same shot's partials in each
+    moment input (unknowns fixed) are central differences, Richardson-extrapolated. The
+    implicit function theorem on the shooting residual (with the length-law rows under length
+    control) then gives dx = -A^-1 B, as in `_chamber_columns`."""
+    inp = result.inputs
+    acts = model.spec.moment_actuator_list()
+    if not acts:
+        return np.zeros((3, 0))
+    if model.is_magnetic and np.any(inp.field_gradient):
+        raise ValueError(
+            "tip_jacobian moment columns are not available with a field_gradient (its forces "
+            "are held at the shape); solve without field_gradient"
+        )
+    n_t, m_scale, t_scale = model.n_tendons, model.moment_scale, model.tension_scale
+    tau0 = inp.moments if inp.moments is not None else np.zeros(len(acts))
+    kinp = chamber_kernel_loads(model, inp, result.tendon_tension)
+    length_mode = inp.lengths is not None
+
+    def shot(moments: np.ndarray) -> ShootingEval:
+        return _shooting_eval(model.with_moments(moments).with_chambers, kinp, result.base_moment)
+
+    def rows(ev: ShootingEval) -> tuple[np.ndarray, np.ndarray]:
+        """(scaled residual rows (3 [+ n_t]) at the fixed unknowns, tip (3,)) of a shot; the
+        length-law rows' tau part does not move with the input (active set of the result)."""
+        r = ev.residual[:3]
+        if length_mode:
+            r = np.concatenate([r, -D * ev.tendon_length[:n_t] / t_scale])
+        return r, ev.tip_position
+
+    base = shot(tau0)
+    dM_dt, dl_dt = base.d_moment_d_tension, base.d_length_d_tension
+    D = np.zeros(n_t)
+    if not length_mode:
+        A = base.d_moment_d_M0 / m_scale
+        tip_x = base.d_tip_d_M0
+    else:
+        D = model.tendon_k * ((base.tendon_length[:n_t] - inp.lengths) > 0)
+        A = np.block(
+            [
+                [base.d_moment_d_M0 / m_scale, dM_dt[:, :n_t] / m_scale],
+                [
+                    -D[:, None] * base.d_length_d_M0[:n_t] / t_scale,
+                    (np.eye(n_t) - D[:, None] * dl_dt[:n_t, :n_t]) / t_scale,
+                ],
+            ]
+        )
+        tip_x = np.hstack([base.d_tip_d_M0, base.d_tip_d_tension[:, :n_t]])
+    n_a = len(acts)
+    B = np.empty((A.shape[0], n_a))
+    direct = np.empty((3, n_a))
+    for k, (j, act) in enumerate(acts):
+        # Step: a fraction of the input that turns the robot by 1 rad over its length.
+        h = _MOMENT_FD_STEP / (
+            model.total_length * float(np.max(np.abs(np.asarray(act.moment) / model.K_bt[j])))
+        )
+
+        def diff(step: float, k: int = k) -> tuple[np.ndarray, np.ndarray]:
+            e = np.zeros(n_a)
+            e[k] = step
+            rp, tp = rows(shot(tau0 + e))
+            rm, tm = rows(shot(tau0 - e))
+            return (rp - rm) / (2 * step), (tp - tm) / (2 * step)
+
+        r1, t1 = diff(h)
+        r2, t2 = diff(2 * h)
+        B[:, k] = (4 * r1 - r2) / 3
+        direct[:, k] = (4 * t1 - t2) / 3
+    dx = -np.linalg.solve(A, B)
+    return tip_x @ dx + direct
+
+
+#: Field step of `_field_columns_by_differences`, relative to |B| (or to 1 mT at B = 0).
+_FIELD_FD_STEP = 1e-3
+
+
+def _field_columns_by_differences(model: RodModel, result: StaticResult) -> np.ndarray:
+    """d tip / d B (3, 3) [m/T] by central differences of warm-started solves at B +- h e_j
+    (Richardson over h and 2h: O(h^4)), each solved to rtol 1e-12 (and, with a gradient, its
+    fixed point to 1e-12 L): the error is ~1e-12 L / h, about 1e-7 relative. Used where the
+    sensitivity shot cannot carry the field directions: chambers (internal tendons of another
+    kernel model, possibly under length control) and a field gradient (forces held at the
+    shape by `_static`'s fixed point)."""
+    from softrod.rods._static import solve_static  # _static imports this module
+
+    inp = result.inputs
+    B = inp.field
+    h = _FIELD_FD_STEP * (float(np.linalg.norm(B)) or 1e-3)
+    kw: dict[str, Any] = {
+        "tip_force": inp.tip_force, "tip_moment": inp.tip_moment,
+        "distributed_force": inp.distributed_force, "gravity": inp.gravity,
+        "point_loads": [(s, f, m) for s, f, m in inp.point_loads] or None,
+        "pressures": inp.pressures, "field_gradient": inp.field_gradient,
+        "moments": inp.moments, "guess": result, "rtol": 1e-12, "check_stability": False,
+    }  # fmt: skip
+    if inp.lengths is not None:
+        kw["lengths"] = inp.lengths
+    else:
+        kw["tensions"] = inp.tensions
+
+    def tip(field: np.ndarray) -> np.ndarray:
+        sol = solve_static(model, field=field, **kw)
+        if not sol.success:
+            raise ValueError(f"tip_jacobian field columns: a solve near B failed: {sol.message}")
+        return sol.tip_position
+
+    out = np.empty((3, 3))
+    for j in range(3):
+        e = np.zeros(3)
+        e[j] = h
+        d1 = (tip(B + e) - tip(B - e)) / (2 * h)
+        d2 = (tip(B + 2 * e) - tip(B - 2 * e)) / (4 * h)
+        out[:, j] = (4 * d1 - d2) / 3
+    return out
 
 
 def _field_columns(model: RodModel, result: StaticResult) -> np.ndarray:

@@ -18,7 +18,13 @@ import numpy as np
 from softrod.description import RobotSpec
 from softrod.rods._budget import budgeted
 from softrod.rods._chamber_lengths import solve_lengths_with_chambers
-from softrod.rods._inputs import StaticLoads, _with_chambers, check_inputs
+from softrod.rods._inputs import (
+    StaticLoads,
+    _with_chambers,
+    add_actuator_moments,
+    check_inputs,
+    with_moment_inputs,
+)
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
@@ -51,6 +57,7 @@ def solve_static(
     pressures: Sequence[float] | np.ndarray | None = None,
     field: Sequence[float] | np.ndarray | None = None,
     field_gradient: Sequence[Sequence[float]] | np.ndarray | None = None,
+    moments: Sequence[float] | np.ndarray | None = None,
     method: str = "shooting",
     guess: StaticResult | None = None,
     rtol: float = DEFAULT_RTOL,
@@ -82,6 +89,9 @@ def solve_static(
         length, exact in the Newton sensitivities (docs/actuators.md, "Magnets in statics").
     field_gradient : (3, 3) constant gradient dB_i/dx_j [T/m]: forces (grad B)^T R m, resolved
         by a fixed point on the shape (the stability test is then not run: `stable` None).
+    moments : (n_moments,) moment-actuator inputs [-], one per `segments[i].moment_actuators`
+        entry, segment by segment: the uniform internal body moment tau m over the segment
+        (docs/actuators.md, "Moment actuators").
     method : "shooting" (Newton shooting, exact), "observer" (one SoftManiSim observer update
         from the state carried by `guess`; repeat with guess=previous to converge or to track
         a time-varying input) or "pcc" (constant curvature, load-free).
@@ -128,7 +138,10 @@ def solve_static(
         pressures,
         field,
         field_gradient,
+        moments,
     )
+    # Moment actuators are the model's rest curvature (`RodModel.with_moments`).
+    model = with_moment_inputs(model, inp)
     if options and method != "shooting":
         raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
     unknown = set(options) - {"intervals", "error_estimate", "tol"}
@@ -138,9 +151,10 @@ def solve_static(
         raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
     # One deadline for the whole solve: the stable-branch search, the gradient fixed point and
     # the length law re-solve inside it (each nested solve once started its own).
-    return budgeted(_solve_within_budget)(
+    result = budgeted(_solve_within_budget)(
         model, inp, guess, method, float(rtol), max_iter, check_stability, options
     )
+    return add_actuator_moments(model, result)
 
 
 def _solve_within_budget(

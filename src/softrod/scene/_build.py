@@ -365,7 +365,7 @@ def build_scene(
 
     ctrl_index: dict[str, np.ndarray] = {}
     for name, info in robots.items():
-        names = (*info.actuators, *info.pressure_actuators)
+        names = (*info.actuators, *info.pressure_actuators, *info.moment_actuators)
         ctrl_index[name] = np.array([model.actuator(a).id for a in names], dtype=int)
     for name, rinfo in rigid.items():
         ctrl_index[name] = np.array([model.actuator(a).id for a in rinfo.actuators], dtype=int)

@@ -12,7 +12,9 @@ what a chamber gives: each bending axis becomes a chamber of the segment at the 
 radius d, on the side that makes a positive input a positive moment about that axis, with
 area 1 / (d Y^2) so that its "pressure" input is SoMo's torque input (world-scaled N m) and the
 moment per unit input is SoMo's. `SomoImport.pressure_of_axis` maps (actuator, axis) to the
-pressure index. Torsion axes are not mapped (a chamber cannot twist).
+pressure index. A torsion axis (a chamber cannot twist) becomes a moment actuator of the
+segment, moment (0, 0, +-1 / Y^2) per unit input, so its input is SoMo's torque too;
+`SomoImport.moment_of_axis` maps (actuator, axis) to the `moments` index.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class SomoImport:
     notes: tuple[str, ...]
     n_links: tuple[int, ...]
     pressure_of_axis: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    moment_of_axis: Mapping[tuple[int, int], int] = field(default_factory=dict)
 
 
 def read_somo(source: str | Path | Mapping[str, Any]) -> dict[str, Any]:
@@ -133,6 +136,8 @@ def import_somo(
 
     segments: list[dict[str, Any]] = []
     actuation: list[list[tuple[int, str, float]]] = []
+    # SoMo's torsion axes per actuator: (joint index, sign), driven by a moment actuator.
+    torsion: list[list[tuple[int, float]]] = []
     n_links: list[int] = []
     EIs: list[float] = []
     sections: list[dict[str, float]] = []
@@ -157,6 +162,7 @@ def import_somo(
         rest: dict[str, float] = {}
         # SoMo's actuation axes (index into joint_definitions) that a chamber can drive.
         axes_driven: list[tuple[int, str, float]] = []
+        twists: list[tuple[int, float]] = []
         for j, jd in enumerate(joints):
             jw = f"{where}.joint_definitions[{j}]"
             if str(jd.get("joint_type", "revolute")) != "revolute":
@@ -172,11 +178,8 @@ def import_somo(
             ax = "xyz"[nz[0]]
             if ax in "xy":
                 axes_driven.append((j, ax, math.copysign(1.0, axis[nz[0]])))
-            else:
-                notes.append(
-                    f"{jw}: SoMo's torsion actuation (axis {axis}) not mapped; a chamber cannot "
-                    "twist the backbone"
-                )
+            elif ax not in kappa:
+                twists.append((j, math.copysign(1.0, axis[nz[0]])))
             if ax in kappa:
                 notes.append(
                     f"{jw}: a second joint about {ax} (SoMo stacks it at the same link); only "
@@ -232,6 +235,7 @@ def import_somo(
                 "mapped; constrain motion in the scene instead"
             )
         actuation.append(axes_driven)
+        torsion.append(twists)
         notes.append(
             f"{where}: section from the link shape ({section_text}); E = EI / I with "
             f"EI = {EI:.4g} N m^2 from spring_stiffness {kappa[bend_axis]:.4g} N m/rad (rule "
@@ -291,6 +295,8 @@ def import_somo(
                 "torque on every joint of the axis (world-scaled N m)"
             )
 
+    moment_of_axis = _torsion_actuators(segments, torsion, Y, notes)
+
     # Base and tip links.
     if data.get("base_definition"):
         notes.append(
@@ -326,4 +332,31 @@ def import_somo(
         notes=tuple(notes),
         n_links=tuple(n_links),
         pressure_of_axis=pressure_of_axis,
+        moment_of_axis=moment_of_axis,
     )
+
+
+def _torsion_actuators(
+    segments: list[dict[str, Any]],
+    torsion: list[list[tuple[int, float]]],
+    Y: float,
+    notes: list[str],
+) -> dict[tuple[int, int], int]:
+    """One moment actuator per driven torsion axis (SoMo's equal torque on every torsion joint,
+    a uniform internal twisting moment), moment +-1 / Y^2 N m per unit input (world-scaled
+    like the chambers); returns (actuator, axis) -> `moments` index."""
+    moment_of_axis: dict[tuple[int, int], int] = {}
+    for k, seg in enumerate(segments):
+        acts = []
+        for axis_nr, sign in torsion[k]:
+            acts.append({"moment": [0.0, 0.0, sign / Y**2]})
+            moment_of_axis[(k, axis_nr)] = len(moment_of_axis)
+        if acts:
+            seg["moment_actuators"] = acts
+            notes.append(
+                f"actuator_definitions[{k}]: SoMo torsion actuation of axes "
+                f"{[a for a, _ in torsion[k]]} -> moment_actuators (moments "
+                f"{[moment_of_axis[(k, a)] for a, _ in torsion[k]]}); input = SoMo's torque on "
+                "every torsion joint (world-scaled N m)"
+            )
+    return moment_of_axis
