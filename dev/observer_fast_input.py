@@ -12,6 +12,12 @@ integrations alone set a floor: the kernel takes 0.108 ms (1 update) and 0.171 m
 two integrations with sensitivities and the zero-lag one) at best here, so the issue's 0.15 ms
 with 2 updates is not reached; of the rest, `check_inputs` and `_inputs._loads_at` are ~30 %
 of a step (profiled).
+
+Measured 2026-11-26 20:00 UTC (`... 3 3`, load average ~15): max_updates=2 medians 0.67-0.81 ms,
+min 0.318 ms, error max 4.1e-7 m; floor block: plain integration 0.067 ms, with sensitivities
+0.085 ms, kernel 0.150 (1 update) / 0.233 ms (2), whole two-update step 0.353 ms at best. A
+Broyden-corrected second update (1 sensitivity + 2 plain integrations) left 1.4e-5 m; carrying
+the Broyden Jacobian across steps drifted (1.6e-2 m): not kept (docs/validation.md).
 """
 
 import json
