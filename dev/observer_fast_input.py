@@ -12,6 +12,12 @@ integrations alone set a floor: the kernel takes 0.108 ms (1 update) and 0.171 m
 two integrations with sensitivities and the zero-lag one) at best here, so the issue's 0.15 ms
 with 2 updates is not reached; of the rest, `check_inputs` and `_inputs._loads_at` are ~30 %
 of a step (profiled).
+
+Measured 2026-11-26 20:00 UTC (`... 3 3`, load average ~15): max_updates=2 medians 0.67-0.81 ms,
+min 0.318 ms, error max 4.1e-7 m; floor block: plain integration 0.067 ms, with sensitivities
+0.085 ms, kernel 0.150 (1 update) / 0.233 ms (2), whole two-update step 0.353 ms at best. A
+Broyden-corrected second update (1 sensitivity + 2 plain integrations) left 1.4e-5 m; carrying
+the Broyden Jacobian across steps drifted (1.6e-2 m): not kept (docs/validation.md).
 """
 
 import json
@@ -42,6 +48,79 @@ def fast_inputs(n: int, dt: float = 0.01) -> dict[str, np.ndarray]:
     return dict(tensions=tens, tip_force=mag[:, None] * d)
 
 
+def floor(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 300) -> dict:
+    """What one observer step cannot go below here: the best time of one plain integration and
+    of one with the base-moment sensitivities at a state of the run, of the one-call kernel
+    (`_observer_steps`) for 1 and 2 updates, and of the Python around it (`check_inputs`,
+    `_problem`, the whole `QuasiStaticSim.step`) [ms]."""
+    import time
+
+    from softrod.rods._inputs import _problem, check_inputs
+    from softrod.rods._observer import _observer_steps, _x_scale
+    from softrod.rods._static_kernels import _evaluate
+
+    def best(fn) -> float:
+        fn()
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return round(min(times) * 1e3, 4)
+
+    k = 40
+    kw = {key: v[k] for key, v in inputs.items()}
+    sim = QuasiStaticSim(model, "observer", gains=ObserverGains(max_updates=2))
+    sim.run({key: v[:k] for key, v in inputs.items()})
+    state = sim._obs
+    inp = check_inputs(model, **kw)
+    pb = _problem(model, inp)
+    n = pb.n_unknowns
+    ny = 15 + model.n_tendons
+    Y, X = np.empty((model.n_nodes, ny)), np.empty((model.n_nodes, 6))
+    x = state.x_scaled * _x_scale(model, n)
+    out: dict = {}
+    for nd, name in ((0, "integration_plain_ms"), (n, "integration_with_sensitivities_ms")):
+        z = np.empty(ny * (1 + nd))
+        out[name] = best(
+            lambda z=z, nd=nd: _evaluate(
+                x[:3].copy(), pb.tau_fixed, nd, pb.base, pb.geo, pb.ld, True, Y, X, z
+            )
+        )
+    for m in (1, 2):
+        args = (
+            x,
+            _x_scale(model, n),
+            state.P,
+            True,
+            state.positions,
+            state.load_moment,
+            (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc),
+            model.node_s,
+            (0.01, 1e2, 1e10, 0.5),
+            m,
+            1e-10,
+            True,
+            Y,
+            X,
+            np.empty(n),
+            np.empty((n, n)),
+            np.empty(model.n_tendons),
+            np.empty(3),
+            np.empty(2),
+        )
+        out[f"kernel_{m}_updates_ms"] = best(lambda args=args: _observer_steps(*args))
+    out["check_inputs_ms"] = best(lambda: check_inputs(model, **kw))
+    out["problem_ms"] = best(lambda: _problem(model, inp))
+
+    def step() -> None:
+        sim._obs = state
+        sim.step(**kw)
+
+    out["sim_step_2_updates_ms"] = best(step)
+    return out
+
+
 if __name__ == "__main__":
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
@@ -66,4 +145,5 @@ if __name__ == "__main__":
             "step_ms_median (per repeat)": [round(v, 4) for v in meds],
             "step_ms_min": round(min(mins), 4),
         }
+    out["floor (best of 300 calls)"] = floor(model, inputs)
     print(json.dumps(out, indent=1))

@@ -152,3 +152,59 @@ def test_length_control_is_refused() -> None:
     loads = BatchLoads("length", model.tendon_rest_length[None, :], z, z, z, z)
     with pytest.raises(ValueError, match="length control"):
         _solve(model, loads)
+
+
+# ---------------------------------------------------------------------------------------------
+# Branch safety and stability (issue 19 item 0): the numba batch's path rules and test
+
+
+def test_probe_cases_give_no_wrong_branch_success() -> None:
+    """The wrong-branch probe cases of tests/test_static_batch_branch.py on Warp: every success
+    sits on the ramped branch and was checked stable; every other item says why (case 25 came
+    back 210 mm off with success before the Warp ramp followed the tip-step rule)."""
+    from softrod.rods import solve_static_batch
+    from test_static_batch_branch import _probe_cases
+    from test_static_branch import BRANCH_TOL, REFERENCE_TIPS
+
+    cases = _probe_cases(1, 1 + max(REFERENCE_TIPS))
+    groups: dict[str, list[int]] = {}
+    for index in sorted(REFERENCE_TIPS):
+        groups.setdefault(cases[index][0].model_dump_json(), []).append(index)
+    successes = []
+    for indices in groups.values():
+        model = compile_model(cases[indices[0]][0])
+        inputs = {
+            key: np.array([cases[i][1][key] for i in indices]) for key in cases[indices[0]][1]
+        }
+        batch = solve_static_batch(model, device="warp-cpu", **inputs)
+        assert batch.stable is not None
+        for j, index in enumerate(indices):
+            item = batch[j]
+            if item.success:
+                successes.append(index)
+                dist = float(np.linalg.norm(item.tip_position - REFERENCE_TIPS[index]))
+                assert dist < BRANCH_TOL, f"case {index}: success {dist * 1e3:.0f} mm away"
+                assert item.stable is True
+            else:
+                assert item.message.startswith(("did not converge", "not solved", "not a"))
+                assert item.stable is not True
+    assert 25 in successes
+
+
+def test_unstable_column_is_flagged_and_unchecked_is_none() -> None:
+    """Axial tip loads 0.9 / 1.1 x the clamped-free Euler load: stable / status 7 (the numba
+    batch's test on Warp's answers); without the check `stable` is None."""
+    from softrod.description import load_robot
+    from softrod.rods._stability import STATUS_UNSTABLE
+    from test_static_batch_branch import COLUMN
+
+    column = compile_model(load_robot(COLUMN))
+    critical = np.pi**2 * column.K_bt[0, 0] / (4.0 * column.total_length**2)
+    z = np.zeros((2, 3))
+    force = np.array([[0.0, 0.0, -0.9 * critical], [0.0, 0.0, -1.1 * critical]])
+    loads = BatchLoads("tension", np.zeros((2, 0)), force, z, z, z)
+    res = _solve(column, loads)
+    assert res.stable is not None and res.stable.tolist() == [True, False]
+    assert res.status.tolist() == [0, STATUS_UNSTABLE] and res.success.tolist() == [True, False]
+    unchecked = _solve(column, loads, check_stability=False)
+    assert unchecked.stable is None and unchecked.success.all()

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from softrod._jobs import stop_requested
+from softrod._version import __version__
 from softrod.learn._config import BCConfig, save_config
 from softrod.learn._demos import DemoSet, duplicate_mask
 
@@ -266,10 +267,11 @@ def train_bc(
     config.yaml, losses.csv, summary.json) and return a summary.
 
     Every `checkpoint_every` iterations (and on Ctrl-C/SIGTERM) the whole training state
-    (weights, optimiser, both random generators, losses) is written atomically to
-    `run_dir/checkpoint.pt`; with `resume` a run continues from it and ends with the same
-    weights as an uninterrupted run (CPU, one thread). An interrupted run returns
-    `interrupted=True` without a policy.pt.
+    (weights, optimiser, both random generators, losses, the softrod version) is written
+    atomically to `run_dir/checkpoint.pt`; with `resume` a run continues from it and ends with
+    the same weights as an uninterrupted run (CPU, one thread). A checkpoint of another softrod
+    version (or of another configuration) is refused with a ValueError naming the file. An
+    interrupted run returns `interrupted=True` without a policy.pt.
     """
     import torch
 
@@ -327,6 +329,15 @@ def train_bc(
                 f"cannot read the checkpoint {ckpt_path}: the file is truncated or corrupt "
                 f"({exc}); delete it to start over"
             ) from None
+        if not isinstance(ckpt, dict):
+            raise ValueError(f"{ckpt_path} is not a softrod BC checkpoint; delete it to start over")
+        # Another version may train differently (weights, defaults): refused, never mixed.
+        written_by = ckpt.get("softrod", "of unknown version (before versions were recorded)")
+        if written_by != __version__:
+            raise ValueError(
+                f"{ckpt_path} was written by softrod {written_by}, this is {__version__}; "
+                "delete it to start over"
+            )
         if ckpt.get("config") != config.model_dump(mode="json"):
             raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
         net.load_state_dict(ckpt["state_dict"])
@@ -340,6 +351,7 @@ def train_bc(
         _save_atomic(
             {
                 "iteration": it,
+                "softrod": __version__,
                 "state_dict": net.state_dict(),
                 "optimizer": opt.state_dict(),
                 "numpy_rng": rng.bit_generator.state,

@@ -477,6 +477,7 @@ def solve_static_batch(
             shapes=shapes,
             rtol=float(rtol),
             max_iter=max_iter,
+            check_stability=check_stability,
         )
     return _wrap(out, loads, model, shapes)
 
