@@ -170,8 +170,8 @@ def tip_jacobian(
     # Moment actuators are the rest curvature of the model the result was solved on.
     model = with_moment_inputs(model, inp)
     if moments:
-        cols = tip_jacobian(model, result, pressures=pressures, field=field)
-        return np.hstack([cols, _moment_columns(model, result)])
+        other = tip_jacobian(model, result, pressures=pressures, field=field)
+        return np.hstack([other, _moment_columns(model, result)])
     if model.n_chambers:
         # Chambers are internal tendons: differentiate on the kernel model (`_chamber_columns`).
         tendon_cols, chamber_cols = _chamber_columns(model, result)
