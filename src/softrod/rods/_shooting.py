@@ -467,6 +467,10 @@ def _refine(
     steps = model.step_seg.shape[0]
     current = result
     for _ in range(_MAX_DOUBLINGS):
+        if budget_expired():
+            # The solve's time budget is spent: keep the answer and say so.
+            note = f"; {BUDGET_MESSAGE}: grid not refined further ({steps} steps)"
+            return dataclasses.replace(current, message=current.message + note)
         steps *= 2
         fine = _finer_model(model, steps, extra)
         finer = _solve_once(fine, inp, current, rtol, max_iter, intervals)
