@@ -351,7 +351,7 @@ def _solve_batch_cpu(
     # `solve_static` refines them: doubled grids from the converged state (`_refine`).
     bound = _DEFAULT_TIP_TOL * model.total_length
     converged = (status == 0) | (status == STATUS_UNSTABLE)
-    for i in np.flatnonzero(converged & ~(stats[:, 6] <= bound)):
+    for i in np.flatnonzero(converged & ~(stats[:, 6] <= bound)).tolist():
         _refine_item(
             model,
             loads,
