@@ -12,7 +12,7 @@ import softrod
 from reference.robots import tdcr3_dict
 from softrod.description import find_robot
 from softrod.rods import compile_model
-from softrod.rods._shooting import _coarse_model
+from softrod.rods._shooting import _coarse_model, grid_model
 
 #: The estimate against the true error (a 2048-step solve): Richardson on RK4 is asymptotically
 #: exact; measured within 20 % on these cases. A factor 2 either way still tells 1e-8 from 1e-6.
@@ -137,14 +137,26 @@ def test_refinement_keeps_the_chamber_tendons():
     assert sol.s.size > coarse.s.size and sol.tendon_tension.shape == (0,)
 
 
-def test_default_keeps_the_grid_and_says_when_the_estimate_exceeds_1e_6_l(sms):
-    # A single-shooting answer stays on the default grid (the batched solver's answer) and the
-    # message says that its estimate misses 1e-6 L; tol= refines it.
+def test_default_refines_single_shooting_and_the_batch_refines_alike(sms):
+    # A single-shooting answer whose estimate misses 1e-6 L is refined by default (issue 19:
+    # every answer meets tol), and the batched solver refines the same item the same way, so
+    # its items still equal a loop of solve_static (1e-9 m); the unrefined item stays put.
     loads = dict(tensions=[20.0, 0.0, 0.0, 0.0])
-    sol = softrod.solve_static(sms, **loads)
     L = sms.total_length
-    assert sol.success and sol.tip_error > 1e-6 * L and sol.s.size == sms.n_nodes
-    assert "exceeds 1e-06 of the length" in sol.message and "tol=" in sol.message
-    fine = softrod.solve_static(sms, tol=1e-6 * L, **loads)
-    assert fine.success and fine.tip_error <= 1e-6 * L and fine.s.size > sms.n_nodes
-    assert _true_error(sms, fine, **loads) <= 2e-6 * L
+    plain = softrod.solve_static(sms, error_estimate=False, **loads)
+    sol = softrod.solve_static(sms, **loads)
+    assert sol.success and sol.tip_error <= 1e-6 * L and sol.s.size > sms.n_nodes, sol.message
+    assert _true_error(sms, sol, **loads) <= 2e-6 * L
+    assert np.linalg.norm(sol.tip_position - plain.tip_position) > 1e-6 * L
+    tau = np.array([[20.0, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0]])
+    batch = softrod.rods.solve_static_batch(sms, tensions=tau, shapes=True, jacobian=True)
+    for i in range(2):
+        ref = softrod.solve_static(sms, tau[i])
+        assert batch.success[i] and batch.stable[i], batch[i].message
+        np.testing.assert_allclose(batch.tip_position[i], ref.tip_position, rtol=0, atol=1e-9)
+        grid = grid_model(sms, ref)
+        J = softrod.rods.tip_jacobian(grid, ref)
+        np.testing.assert_allclose(batch.jacobian[i], J, rtol=0, atol=1e-6 * np.abs(J).max())
+        # The shape comes at the batch's nodes (the finer grid holds them).
+        k = np.searchsorted(ref.s, sms.node_s)
+        np.testing.assert_allclose(batch.positions[i], ref.positions[k], rtol=0, atol=1e-9)

@@ -17,10 +17,20 @@ import numpy as np
 from softrod.description import RobotSpec
 from softrod.rods._batch_kernels import STATUS_NEEDS_MULTIPLE_SHOOTING, _solve_batch
 from softrod.rods._batch_types import BatchArrays, BatchLoads
+from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._pcc import _pcc_lengths_matrix
-from softrod.rods._shooting import _MULTI_SHOOT_ANGLE, _STATUS_MESSAGES
-from softrod.rods._stability import STATUS_UNSTABLE
+from softrod.rods._sensitivity import tip_jacobian
+from softrod.rods._shooting import (
+    _DEFAULT_TIP_TOL,
+    _MULTI_SHOOT_ANGLE,
+    _STATUS_MESSAGES,
+    _coarse_model,
+    _refine,
+    grid_model,
+    result_at,
+)
+from softrod.rods._stability import STATUS_UNSTABLE, is_stable
 from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL
 
 __all__ = ["StaticBatchItem", "StaticBatchResult", "solve_static_batch"]
@@ -240,6 +250,8 @@ def _model_arrays(model: RodModel) -> tuple[Any, ...]:
     else:
         pcc_l0, pcc_A = np.zeros(0), np.zeros((0, 0))
     scales = np.array([model.moment_scale, model.tension_scale, model.total_length])
+    # The tip error estimate's grid of twice the step (no point loads or dipoles in a batch).
+    coarse, idx, ratio = _coarse_model(model, ())
     return (
         *model.kernel_geometry,
         *model.kernel_base,
@@ -254,6 +266,10 @@ def _model_arrays(model: RodModel) -> tuple[Any, ...]:
         np.ascontiguousarray(model.tendon_seg),
         np.ascontiguousarray(model.seg_length, dtype=float),
         np.ascontiguousarray(model.K_bt, dtype=float),
+        np.ascontiguousarray(coarse.node_s, dtype=float),
+        np.ascontiguousarray(coarse.step_seg),
+        np.ascontiguousarray(idx, dtype=np.int64),
+        np.array([ratio]),
     )
 
 
@@ -298,7 +314,7 @@ def _solve_batch_cpu(
     tensions = np.empty((B, n_t))
     tip = np.empty((B, 3))
     rotation = np.empty((B, 3, 3))
-    stats = np.empty((B, 6))
+    stats = np.empty((B, 7))
     jac = np.empty((B, 3, n_t)) if jacobian else np.empty((B, 0, 0))
     positions = np.empty((B, model.n_nodes, 3)) if shapes else np.empty((0, 0, 3))
     balanced_act = np.empty((B, n_t))
@@ -331,6 +347,23 @@ def _solve_batch_cpu(
         numba.set_num_threads(previous)
     status = stats[:, 0].astype(np.int64)
     checked = check_stability and not length_mode
+    # Items whose tip error estimate misses the default bound (or has none) are refined as
+    # `solve_static` refines them: doubled grids from the converged state (`_refine`).
+    bound = _DEFAULT_TIP_TOL * model.total_length
+    converged = (status == 0) | (status == STATUS_UNSTABLE)
+    for i in np.flatnonzero(converged & ~(stats[:, 6] <= bound)).tolist():
+        _refine_item(
+            model,
+            loads,
+            i,
+            rtol,
+            max_iter,
+            checked,
+            (unknowns, tensions, tip, rotation, stats, jac, positions),
+            jacobian,
+            shapes,
+        )
+        status[i] = int(stats[i, 0])
     return BatchArrays(
         tip_position=tip,
         tip_rotation=rotation,
@@ -348,6 +381,68 @@ def _solve_batch_cpu(
         balanced_actuation=balanced_act,
         balanced_forces=balanced_forces,
     )
+
+
+def _item_inputs(model: RodModel, loads: BatchLoads, i: int) -> StaticLoads:
+    """Item i's inputs as `solve_static` takes them (checked `StaticLoads`)."""
+    act = loads.actuation[i]
+    return check_inputs(
+        model,
+        None if loads.control == "length" else act,
+        act if loads.control == "length" else None,
+        loads.tip_force[i],
+        loads.tip_moment[i],
+        loads.distributed_force[i],
+        loads.gravity[i],
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+def _refine_item(
+    model: RodModel,
+    loads: BatchLoads,
+    i: int,
+    rtol: float,
+    max_iter: int,
+    checked: bool,
+    outs: tuple[np.ndarray, ...],
+    jacobian: bool,
+    shapes: bool,
+) -> None:
+    """Replace item i's outputs by `solve_static`'s refined answer: its converged state on the
+    batch's grid (`result_at`) refined by grid doubling (`_refine`), the stability test on the
+    finer grid; its shape is returned at the batch's nodes (interpolated: the finer grid holds
+    them). A refinement that fails keeps the item's answer (as `_refine` does)."""
+    unknowns, tensions, tip, rotation, stats, jac, positions = outs
+    inp = _item_inputs(model, loads, i)
+    coarse = result_at(model, inp, unknowns[i], rtol)
+    bound = _DEFAULT_TIP_TOL * model.total_length
+    fine = _refine(model, inp, coarse, rtol, max_iter, None, bound)
+    if fine.s.shape[0] == model.n_nodes:
+        return
+    grid = grid_model(model, fine)
+    tip[i] = fine.tip_position
+    rotation[i] = fine.tip_rotation
+    tensions[i] = fine.tendon_tension
+    unknowns[i, :3] = fine.base_moment
+    if unknowns.shape[1] > 3:
+        unknowns[i, 3:] = fine.tendon_tension
+    stats[i, 1] = fine.residual
+    stats[i, 2] += fine.nit
+    stats[i, 6] = np.nan if fine.tip_error is None else fine.tip_error
+    stats[i, 0] = 0
+    if checked and grid is not None:
+        stable = is_stable(grid, fine)
+        stats[i, 5] = 1.0 if stable else 0.0
+        stats[i, 0] = 0 if stable else STATUS_UNSTABLE
+    if shapes:
+        for c in range(3):
+            positions[i, :, c] = np.interp(model.node_s, fine.s, fine.positions[:, c])
+    if jacobian and grid is not None:
+        jac[i] = tip_jacobian(grid, fine) if stats[i, 0] == 0 else np.nan
 
 
 def _forces(loads: BatchLoads) -> np.ndarray:

@@ -19,7 +19,9 @@ Packed per-robot arrays (`model_par`):
     (constant-curvature tendon lengths l = l0 + A tau, the cold start under length control).
     scales = (moment_scale [N m], tension_scale [N], total_length [m]);
     tendon_r (n_t, 3) [m], tendon_seg (n_t,), seg_length (n_seg,) [m], K_bt (n_seg, 3)
-    [N m^2] (the tendons' bending number, `_shooting._tendon_bending`).
+    [N m^2] (the tendons' bending number, `_shooting._tendon_bending`);
+    coarse = (node_s (m,) [m], step_seg (m - 1,), fine index of each node (m,), (ratio,)): the
+    grid of twice the step of the tip error estimate (`_shooting._coarse_model`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from softrod.rods._static_kernels import (
 # The strategy constants are `_shooting`'s (imported, not copied, so the two cannot drift).
 from softrod.rods._shooting import (  # isort: skip
     _CONTINUATION_STEP_BOUND,
+    _MIN_COARSE_RATIO,
+    _corrected_tip,
     _DIRECT_BENDING_ANGLE,
     _DIRECT_LOAD_ANGLE,
     _DIRECT_STEP_BOUND,
@@ -340,6 +344,41 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
 
 
 @njit(cache=True)
+def _tip_error(x, length_mode, act, force, model_par, coarse, tip):
+    """`_shooting._coarse_tip_error` of a converged item (unknowns x at the inputs (act, force),
+    tip (3,) [m]): the estimated tip error [m], NaN where the coarse grid is hardly coarser or
+    its corrected integration fails (`solve_static` then refines the grid)."""
+    geo, base, node_point_mass, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
+    node_s_c, step_seg_c, idx, ratio = coarse[0], coarse[1], coarse[2], coarse[3][0]
+    if ratio < _MIN_COARSE_RATIO:
+        return np.nan
+    n_steps = geo[1].shape[0]
+    n_t = act.shape[0]
+    m = node_s_c.shape[0]
+    N_end = np.empty((n_steps, 3))
+    q_step = np.empty((n_steps, 3))
+    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
+    # The fine grid's load arrays at the coarse steps (as `_coarse_tip_error` slices them).
+    N_c = np.empty((m - 1, 3))
+    q_c = np.empty((m - 1, 3))
+    for k in range(m - 1):
+        N_c[k] = N_end[idx[k + 1] - 1]
+        q_c[k] = q_step[idx[k]]
+    geo_c = (node_s_c, step_seg_c, geo[2], geo[3], geo[4])
+    ld_c = (N_c, q_c, np.zeros((m, 3)), np.ones((m - 1, n_t)), _no_field(geo_c))
+    tau = np.zeros(n_t) if length_mode else act.copy()
+    L_cmd = act.copy() if length_mode else np.zeros(n_t)
+    bc = (force[1].copy(), L_cmd, tendon_k, scales[0], scales[1])
+    tip_c = np.empty(3)
+    if not _corrected_tip(x.copy(), length_mode, tau, base, geo_c, ld_c, bc, tip_c):
+        return np.nan
+    d = 0.0
+    for a in range(3):
+        d += (tip_c[a] - tip[a]) ** 2
+    return np.sqrt(d) / (ratio - 1.0)
+
+
+@njit(cache=True)
 def _solve_item(
     length_mode,
     act,
@@ -349,6 +388,7 @@ def _solve_item(
     start_force,
     flags,
     model_par,
+    coarse,
     rtol,
     max_iter,
     jacobian,
@@ -368,7 +408,8 @@ def _solve_item(
     flags : (has_warm, has_start, check_stability). Writes x_out (n_unk,) unknowns, tau_out
     (n_t,) tensions [N], Y (n_nodes, 15 + n_t) and X (n_nodes, 6) node arrays, stats_out =
     (status, residual, iterations, fraction of the way reached, 1 if the path started at the
-    guess's inputs else 0, stable: 1 / 0 / NaN not checked), jac_out (3, n_t) when `jacobian`,
+    guess's inputs else 0, stable: 1 / 0 / NaN not checked, estimated tip error [m]: NaN when
+    not converged or not available), jac_out (3, n_t) when `jacobian`,
     and the inputs the returned equilibrium balances (balanced_act_out, balanced_force_out).
     """
     geo, _, node_point_mass, straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales = (
@@ -383,6 +424,7 @@ def _solve_item(
     counters = np.zeros(3)
     stats_out[4] = 0.0
     stats_out[5] = np.nan
+    stats_out[6] = np.nan
     # Load number ~ P L^2 / EI (`_inputs._load_number`) and the loads' base moment on the
     # straight robot (the cold start).
     moment = np.empty(3)
@@ -456,6 +498,10 @@ def _solve_item(
             tau_out[j] = 0.0 if Y[n_steps, 15 + j] <= balanced_act_out[j] else x[3 + j]
         else:
             tau_out[j] = balanced_act_out[j]
+    if status == 0:
+        # The tip error estimate (`_shooting._coarse_tip_error`); where it exceeds the bound
+        # the front end refines the item's grid as `solve_static` does.
+        stats_out[6] = _tip_error(x, length_mode, act, force, model_par, coarse, Y[n_steps])
     if status == 0 and check and not length_mode:
         # Stability (`_stability.is_stable`): the inertia of the energy's second variation.
         N_end = np.empty((n_steps, 3))
@@ -502,7 +548,7 @@ def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, o
     start_act (B, n_t) and start_forces (B, 4, 3) the inputs they balance, flags (B, 3) int
     (has_warm, has_start, check_stability)); robot = `_batch._model_arrays` (`model_par`'s
     arrays, flat). outs = unknowns_out (B, n_unk), tension_out (B, n_t) [N], tip_out (B, 3)
-    [m], rotation_out (B, 3, 3), stats_out (B, 6) (`_solve_item`), jac_out (B, 3, n_t) when
+    [m], rotation_out (B, 3, 3), stats_out (B, 7) (`_solve_item`), jac_out (B, 3, n_t) when
     `jacobian`, positions_out (B, n_nodes, 3) [m] when `shapes`, balanced_act_out (B, n_t),
     balanced_force_out (B, 4, 3).
     """
@@ -511,7 +557,7 @@ def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, o
     (
         node_s, step_seg, seg_par, tendon, cosserat, base_p, base_R, node_point_mass,
         straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales,
-        tendon_r, tendon_seg, seg_length, K_bt,
+        tendon_r, tendon_seg, seg_length, K_bt, coarse_s, coarse_seg, coarse_idx, coarse_ratio,
     ) = robot  # fmt: skip
     (
         unknowns_out, tension_out, tip_out, rotation_out, stats_out, jac_out, positions_out,
@@ -547,6 +593,7 @@ def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, o
             start_forces[i],
             (flags[i, 0] != 0, flags[i, 1] != 0, flags[i, 2] != 0),
             model_par,
+            (coarse_s, coarse_seg, coarse_idx, coarse_ratio),
             rtol,
             max_iter,
             jacobian,

@@ -20,6 +20,7 @@ from softrod.rods._inputs import (
 )
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
+from softrod.rods._shooting import grid_model
 from softrod.rods._static_kernels import _evaluate
 
 __all__ = ["ShootingEval", "shooting_eval", "tip_jacobian"]
@@ -162,6 +163,9 @@ def tip_jacobian(
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
     inp = result.inputs
     model = as_model(model, None, tuple(p[0] for p in inp.point_loads))
+    if model.n_nodes != result.s.shape[0]:
+        # A result the tip error estimate refined lives on a finer grid of this model.
+        model = grid_model(model, result) or model
     if model.n_nodes != result.s.shape[0]:
         raise ValueError(
             f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "

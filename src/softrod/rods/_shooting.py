@@ -69,13 +69,10 @@ _CONTINUATION_STEP_BOUND = 1.0
 _DIRECT_STEP_BOUND = 4.0
 #: Default tip error bound of the error estimate, as a fraction of the length (issue 19).
 _DEFAULT_TIP_TOL = 1e-6
-#: Grid doublings the error estimate tries before it reports that `tol` was not met.
+#: Grid doublings the error estimate tries before it reports that `tol` was not met. Every
+#: single- and multiple-shooting answer is refined to `tol` (default `_DEFAULT_TIP_TOL` of the
+#: length), and so is every batch item (`_batch._refine_item`).
 _MAX_DOUBLINGS = 6
-#: Whether a default single-shooting solve (no `tol=`) refines its grid when the estimate
-#: exceeds `_DEFAULT_TIP_TOL`: no, it says so in the message, so that the default answer stays
-#: the batched solver's (`solve_static_batch` matches a loop of `solve_static` to 1e-9 m and
-#: does not refine); multiple-shooting results, which the batch does not solve, are refined.
-_REFINE = False
 #: Smallest ratio of the coarse grid's RK4 error to the solve grid's (sum of h^5) for which
 #: the coarse grid is used; below it (every step ends at a disk) the doubled grid is.
 _MIN_COARSE_RATIO = 4.0
@@ -434,8 +431,8 @@ def _solve_shooting(
     """Newton shooting (`_solve_once`) with a tip error estimate (`error_estimate`, on by
     default; a `tol` [m] turns it on): `_coarse_tip_error` after convergence, and where it
     exceeds `tol` (default `_DEFAULT_TIP_TOL` of the length) solves on grids of half the step,
-    from the converged state, until the estimated tip error meets it (`_refine`); without
-    `tol`, a single-shooting answer is only flagged in its message (`_REFINE`)."""
+    from the converged state, until the estimated tip error meets it (`_refine`). The batched
+    solver refines its items the same way (`_batch._refine_item`)."""
     if tol is not None and not (isinstance(tol, int | float) and tol > 0 and np.isfinite(tol)):
         raise ValueError(f"tol must be a positive tip error [m], got {tol!r}")
     if not isinstance(error_estimate, bool):
@@ -450,13 +447,6 @@ def _solve_shooting(
     estimate = result.tip_error
     if estimate is not None and estimate <= bound:
         return result
-    if estimate is not None and tol is None and not _REFINE:
-        # Keep the default grid's answer (the batched solver gives the same) and say so.
-        note = (
-            f"; estimated tip error {estimate:.2e} m exceeds {_DEFAULT_TIP_TOL:g} of the length "
-            "(pass tol= to refine the grid)"
-        )
-        return dataclasses.replace(result, message=result.message + note)
     return _refine(model, inp, result, rtol, max_iter, intervals, bound)
 
 
@@ -477,6 +467,10 @@ def _refine(
     steps = model.step_seg.shape[0]
     current = result
     for _ in range(_MAX_DOUBLINGS):
+        if budget_expired():
+            # The solve's time budget is spent: keep the answer and say so.
+            note = f"; {BUDGET_MESSAGE}: grid not refined further ({steps} steps)"
+            return dataclasses.replace(current, message=current.message + note)
         steps *= 2
         fine = _finer_model(model, steps, extra)
         finer = _solve_once(fine, inp, current, rtol, max_iter, intervals)
@@ -494,6 +488,25 @@ def _refine(
         f"doublings ({steps} steps) does not meet tol {tol:.2e} m"
     )
     return dataclasses.replace(current, message=current.message + note)
+
+
+def result_at(model: RodModel, inp: StaticLoads, x: np.ndarray, rtol: float) -> StaticResult:
+    """The converged single-shooting result at unknowns x (the `_newton` layout, e.g. a
+    batch item's) under `inp`, without Newton iterations (what `_refine` starts from)."""
+    n_t = model.n_tendons
+    Y = np.empty((model.n_nodes, 15 + n_t))
+    X = np.empty((model.n_nodes, 6))
+    counters = np.zeros(3)
+    pb = _problem(model, inp, 1.0)
+    x = np.array(x, dtype=float)
+    _newton(x, pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, rtol, 0, Y, X,
+            counters, np.inf)  # fmt: skip
+    tau = x[3:].copy() if pb.length_mode else np.array(inp.tensions, dtype=float)
+    if pb.length_mode:
+        assert inp.lengths is not None
+        tau[Y[-1, 15 : 15 + n_t] <= inp.lengths] = 0.0
+    return _assemble(model, "shooting", Y, X, tau, pb.loads, 0, "converged", counters[2], 0, 0,
+                     1.0, inputs=inp, balanced_loads=inp)  # fmt: skip
 
 
 #: Finer grids of each model the error estimate has used (by coarse model; dropped with it).

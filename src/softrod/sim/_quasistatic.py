@@ -134,6 +134,14 @@ class QuasiStaticHistory:
         return path
 
 
+def _at_nodes(model: RodModel, sol: StaticResult) -> np.ndarray:
+    """sol's positions (n_nodes, 3) [m] at the model's nodes: an answer the tip error estimate
+    refined lies on a finer grid, which holds them."""
+    if sol.s.shape[0] == model.n_nodes:
+        return sol.positions.copy()
+    return np.stack([np.interp(model.node_s, sol.s, sol.positions[:, c]) for c in range(3)], 1)
+
+
 class QuasiStaticSim:
     """Advance a robot through time with per-step inputs; each step is a static equilibrium.
 
@@ -218,7 +226,7 @@ class QuasiStaticSim:
                 self.message = sol.message
             out = (
                 sol.tip_position.copy(),
-                sol.positions if self.record_shape else None,
+                _at_nodes(model, sol) if self.record_shape else None,
                 sol.tendon_tension,
                 sol.residual,
                 sol.success,
@@ -270,7 +278,7 @@ class QuasiStaticSim:
             self.message = f"{what}; shooting from rest did not converge either: {sol.message}"
         return (
             sol.tip_position.copy(),
-            sol.positions.copy() if self.record_shape else None,
+            _at_nodes(model, sol) if self.record_shape else None,
             sol.tendon_tension.copy(),
             sol.residual,
             sol.success,

@@ -1,0 +1,102 @@
+"""The probe's failures over the plausible domain (dev/static_property_probe.py, issue 19),
+rerunnable one by one.
+
+    PYTHONPATH=src python dev/snap_cases.py            # solve the listed cases, one line each
+    PYTHONPATH=src python dev/snap_cases.py SEED INDEX # one case of the probe, with details
+    PYTHONPATH=src python dev/snap_cases.py SEED N --scan  # list the plausible failures of a seed
+    PYTHONPATH=src python dev/snap_cases.py SEED INDEX --fold  # the fold: eigenvalue, det J
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from static_property_probe import PLAUSIBLE_LOAD_NUMBER, cases, load_number  # noqa: E402
+
+import softrod  # noqa: E402
+
+#: (seed, index) of the probe's load paths that stop early on main (940e3ff; docs/validation.md:
+#: not folds where examined; seeds 0 and 1, N = 150).
+FAILURES: list[tuple[int, int]] = [(0, 139), (1, 108), (1, 110), (1, 130)]
+
+
+def case(seed: int, index: int):
+    """(robot spec, loads) of probe case `index` of `seed`."""
+    for i, _robot, spec, loads in cases(seed, index + 1):
+        if i == index:
+            return spec, loads
+    raise IndexError(index)
+
+
+def solve(seed: int, index: int, verbose: bool = False) -> softrod.rods.StaticResult:
+    spec, loads = case(seed, index)
+    t0 = time.perf_counter()
+    sol = softrod.solve_static(spec, **loads)
+    dt = time.perf_counter() - t0
+    L = sum(s.length for s in spec.segments)
+    print(
+        f"seed {seed} case {index}: success={sol.success} stable={sol.stable} "
+        f"load number {load_number(spec, loads):.2f} tip/L {np.round(sol.tip_position / L, 4)} "
+        f"{dt:.1f} s: {sol.message}",
+        flush=True,
+    )
+    if verbose:
+        shape = f"{len(spec.segments)} segments, {spec.n_tendons} tendons, L {L:.4g} m"
+        print(f"  model {spec.model}, {shape}")
+        print(f"  model {spec.model}, {shape}")
+        print(f"  loads {loads}")
+    return sol
+
+
+def fold_evidence(seed: int, index: int) -> None:
+    """Where the path from rest stops (fraction lam of the load): the lowest eigenvalue of the
+    energy's second variation (`_stability.unstable_modes`, on the equilibria at fractions
+    approaching lam, warm-started) and the determinant of the shooting Jacobian
+    (`shooting_eval`): both go to zero at a fold, like sqrt(lam - fraction)."""
+    from softrod.rods import compile_model, shooting_eval
+    from softrod.rods._stability import stability_maps, unstable_modes
+
+    spec, loads = case(seed, index)
+    model = compile_model(spec)
+    sol = softrod.solve_static(model, check_stability=False, **loads)
+    lam = sol.load_scale
+    print(f"seed {seed} case {index}: path stops at {lam:.5f} ({sol.message[:60]})")
+    prev = None
+    for gap in (1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 0.0):
+        f = lam * (1.0 - gap)
+        scaled = {k: np.asarray(v) * f if k != "gravity" else v for k, v in loads.items()}
+        if "gravity" in loads:
+            scaled["gravity"] = np.asarray(loads["gravity"]) * f
+        r = softrod.solve_static(model, guess=prev, check_stability=False, error_estimate=False,
+                                 **scaled)  # fmt: skip
+        if not r.success:
+            print(f"  fraction {f:.5f}: {r.message[:80]}")
+            continue
+        prev = r
+        maps = stability_maps(model, r)
+        w = unstable_modes(maps)[0][0] if maps is not None else np.nan
+        J = shooting_eval(model, r.base_moment, **scaled).jacobian
+        print(f"  fraction {f:.5f}: lowest eigenvalue {w:.4e}, det J {np.linalg.det(J):.4e}")
+
+
+if __name__ == "__main__":
+    if "--scan" in sys.argv:
+        seed, n = int(sys.argv[1]), int(sys.argv[2])
+        for i, _robot, spec, loads in cases(seed, n):
+            if isinstance(spec, Exception) or load_number(spec, loads) > PLAUSIBLE_LOAD_NUMBER:
+                continue
+            sol = softrod.solve_static(spec, **loads)
+            if not sol.success:
+                print(f"FAIL seed {seed} case {i}: {sol.message}", flush=True)
+    elif "--fold" in sys.argv:
+        fold_evidence(int(sys.argv[1]), int(sys.argv[2]))
+    elif len(sys.argv) >= 3:
+        solve(int(sys.argv[1]), int(sys.argv[2]), verbose=True)
+    else:
+        for seed, index in FAILURES:
+            solve(seed, index)
