@@ -5,6 +5,7 @@ Long runs are benchmarks (docs/learning.md); these only prove that the pipeline 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -205,17 +206,23 @@ def test_demo_file_round_trip(tmp_path: Path) -> None:
         DemoSet.load(tmp_path / "missing.npz")
 
 
+@functools.cache
+def _expert_demo(env_id: str) -> DemoSet:
+    """One scripted expert episode (seed 5), recorded once per test run: the expert test and
+    both behaviour-cloning tests read the same FlipSwitch demo (none of them changes it)."""
+    return record_demos(env_id, 1, seed=5, max_attempts=2)
+
+
 @pytest.mark.parametrize("env_id", ["softrod/WholeBodyGrasp-v0", "softrod/FlipSwitch-v0"])
 def test_scripted_expert_records_a_successful_demo(env_id: str) -> None:
-    demos = record_demos(env_id, 1, seed=5, max_attempts=2)
+    demos = _expert_demo(env_id)
     assert demos.n_episodes == 1 and demos.success.all()
     assert demos.observations[0].shape[1] == 19 and demos.actions[0].shape[1] == 16
     assert demos.source == "expert" and demos.control_period == pytest.approx(0.05)
 
 
 def _tiny_demo_file(tmp_path: Path) -> Path:
-    demos = record_demos("softrod/FlipSwitch-v0", 1, seed=5, max_attempts=2)
-    return demos.save(tmp_path / "switch1.npz")
+    return _expert_demo("softrod/FlipSwitch-v0").save(tmp_path / "switch1.npz")
 
 
 @pytest.mark.parametrize("policy", ["mlp", "act"])

@@ -122,7 +122,9 @@ class MagneticField:
             - (self.gradient @ self.origin)[None, :]
         )
         G = np.broadcast_to(self.gradient, (t.shape[0], 3, 3))
-        return B, np.ascontiguousarray(G)
+        # A writeable copy (ascontiguousarray keeps a one-sample broadcast read-only, and numba
+        # would compile the LGVI kernels again for a read-only array).
+        return B, np.array(G)
 
     def at(self, x: Sequence[float], t: float = 0.0) -> np.ndarray:
         """B at world point x [m] and time t [s], (3,) [T]."""

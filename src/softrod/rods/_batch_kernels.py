@@ -95,7 +95,8 @@ def _loads_at(geo, node_point_mass, force, lam, N_end_out, q_out):
 def _no_field(geo):
     """The kernels' magnetic tuple without a field (the batch takes no field)."""
     n_nodes, n_seg = geo[0].shape[0], geo[2].shape[0]
-    return (np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), -1)
+    # np.int64, not the literal -1: the solver kernels then share `solve_static`'s compiled code.
+    return (np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), np.int64(-1))
 
 
 @njit(cache=True)
@@ -235,8 +236,10 @@ def _follow(
     x_mu = x_start.copy()
     x_prev = np.zeros(n)
     has_prev = False
+    # Iteration counts as np.int64, not literals: one compiled `_run` / `_newton` for all calls.
+    it0, it_c = np.int64(0), np.int64(12)
     # The starting shape (its tip is the first step's reference).
-    _run(x_mu.copy(), act0, force0, 0, np.inf, length_mode, model_par, rtol, Y, X, counters)
+    _run(x_mu.copy(), act0, force0, it0, np.inf, length_mode, model_par, rtol, Y, X, counters)
     last = Y.shape[0] - 1
     tip_mu = Y[last, 0:3].copy()
     tip_prev = np.zeros(3)
@@ -252,7 +255,7 @@ def _follow(
             x += (x_mu - x_prev) * ratio
         _blend_into(act0, force0, act1, force1, trial, act, force)
         st = _run(
-            x, act, force, 12, _CONTINUATION_STEP_BOUND, length_mode, model_par, rtol, Y, X,
+            x, act, force, it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, rtol, Y, X,
             counters,
         )  # fmt: skip
         solves += 1
@@ -275,7 +278,7 @@ def _follow(
     if mu < 1.0:
         # Leave Y/X describing the last equilibrium reached.
         _blend_into(act0, force0, act1, force1, mu, act, force)
-        _run(x_mu.copy(), act, force, 0, np.inf, length_mode, model_par, rtol, Y, X, counters)
+        _run(x_mu.copy(), act, force, it0, np.inf, length_mode, model_par, rtol, Y, X, counters)
         return mu, (st if st != 0 else 1)
     return 1.0, 0
 
@@ -306,7 +309,7 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
         base,
         geo,
         (N_end, q_step, node_moment, tau_scale, _no_field(geo)),
-        False,
+        np.bool_(False),  # not a literal: numba compiles `_evaluate` once for both
         Y,
         X,
         z,

@@ -165,7 +165,9 @@ def _observer_steps(
     Js = np.empty((n, n))
     info_out[0] = 0.0
     info_out[1] = np.inf
-    if not _residual(xp, length_mode, tau_fixed, base, geo, ld, bc, True, Y, X, z, r, J):
+    # np.bool_, not the literal True: numba compiles the kernels once for both values.
+    store = np.bool_(True)
+    if not _residual(xp, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r, J):
         info_out[0] = 1.0
         return
     xs = xp / scale
@@ -185,7 +187,7 @@ def _observer_steps(
         if k + 1 == max_updates:
             break
         x_new = xs * scale
-        if not _residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, True, Y, X, z, r, J):
+        if not _residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r, J):
             xs_out[:] = xs
             P_out[:, :] = Pc
             info_out[0] = 2.0
@@ -203,7 +205,7 @@ def _observer_steps(
         z0 = np.empty(ny)
         tau = x_new[3:].copy() if length_mode else tau_fixed.copy()
         tau_out[:] = tau
-        if not _evaluate(x_new[:3].copy(), tau, 0, base, geo, ld, True, Y, X, z0):
+        if not _evaluate(x_new[:3].copy(), tau, np.int64(0), base, geo, ld, store, Y, X, z0):
             info_out[0] = 3.0
             return
         L_cmd, k_t, m_scale, t_scale = bc[1], bc[2], bc[3], bc[4]

@@ -539,7 +539,8 @@ def _corrected_tip(x, length_mode, tau_fixed, base, geo, ld, bc, tip_out):
     J = np.empty((n, n))
     Y = np.empty((1, ny))
     X = np.empty((1, 6))
-    if not _residual(x, length_mode, tau_fixed, base, geo, ld, bc, False, Y, X, z, r, J):
+    # np.bool_, not the literal False: numba compiles `_residual` once for both values.
+    if not _residual(x, length_mode, tau_fixed, base, geo, ld, bc, np.bool_(False), Y, X, z, r, J):
         return False
     cond = np.linalg.cond(J)
     if not cond < 1e14:

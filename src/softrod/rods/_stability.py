@@ -203,7 +203,9 @@ def _interval_maps(Y, tau, geo, ld, nodes, maps_out):
         for i in range(n_t):
             l0[i] = Y[k, 15 + i]
         k1 = nodes[j + 1]
-        if not _evaluate_interval(p0, R0, M0, l0, tau, True, 0, geo, ld, k, k1, Ys, Xs, z):
+        # Non-literal flags (np.bool_, np.int64): the kernel compiles once for every caller.
+        rot, n_tau = np.bool_(True), np.int64(0)
+        if not _evaluate_interval(p0, R0, M0, l0, tau, rot, n_tau, geo, ld, k, k1, Ys, Xs, z):
             return False
         # Directions 0-2 rotate the start frame by R0 e_d (world), 3-5 move M(s_k) by e_d:
         # read the end rotation as world eta = vee(dR R1^T) and the end moment change dM.

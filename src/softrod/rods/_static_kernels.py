@@ -593,7 +593,10 @@ def _evaluate(M0, tau, n_dir, base, geo, ld, store, Y_out, X_out, z_out):
             z_out[3 + 3 * a + c] = base_R[a, c]
     for d in range(min(n_dir, 3)):
         z_out[ny * (1 + d) + 12 + d] = 1.0
-    return _integrate(z_out, n_dir, geo, tau, ld, store, Y_out, X_out)
+    # Explicit non-literal k0, k1, tdir0: one compiled `_integrate` for every caller.
+    return _integrate(
+        z_out, n_dir, geo, tau, ld, store, Y_out, X_out, np.int64(0), np.int64(-1), np.int64(3)
+    )
 
 
 @njit(cache=True)
@@ -635,7 +638,8 @@ def _evaluate_interval(
                 z_out[o + 3 + 3 * a + 1] = -r0
     for d in range(3):
         z_out[ny * (1 + n_rot + d) + 12 + d] = 1.0
-    return _integrate(z_out, n_dir, geo, tau, ld, True, Y_out, X_out, k0, k1, n_rot + 3)
+    store = np.bool_(True)  # not the literal True: numba would compile a copy per literal
+    return _integrate(z_out, n_dir, geo, tau, ld, store, Y_out, X_out, k0, k1, n_rot + 3)
 
 
 @njit(cache=True)
@@ -707,7 +711,9 @@ def _newton(
     x_try = np.empty(n)
     m_scale = bc[3]
     t_scale = bc[4]
-    ok = _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
+    # `store` as np.bool_, not a literal: numba compiles `_residual` once for both values.
+    store = np.bool_(True)
+    ok = _residual(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r, J)
     counters[1] += 1
     if not ok:
         return 3
@@ -738,7 +744,7 @@ def _newton(
                 geo,
                 ld,
                 bc,
-                True,
+                store,
                 Y_out,
                 X_out,
                 z,
@@ -755,7 +761,7 @@ def _newton(
         counters[0] += 1
         if not accepted:
             # Leave Y_out/X_out describing x, not the rejected trial.
-            _residual(x, length_mode, tau_fixed, base, geo, ld, bc, True, Y_out, X_out, z, r, J)
+            _residual(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r, J)
             counters[1] += 1
             return 2
         for a in range(n):
