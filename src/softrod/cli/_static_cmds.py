@@ -243,19 +243,9 @@ def _solve_request(
                 )
         loads["lengths"] = lens
     if pressures is not None:
-        n_c = spec.n_chambers
-        if n_c == 0:
-            raise CliError(f"--pressures: robot {spec.name!r} has no chambers, got {pressures!r}")
-        per_seg = "+".join(str(len(s.chambers)) for s in spec.segments)
-        what = f"one per chamber, segment by segment; {spec.name} has {per_seg}"
-        values = parse_vector("--pressures", pressures, n_c, what)
-        try:
-            check_actuation(spec, pressures=values)
-        except DescriptionError as exc:
-            raise CliError(f"--pressures: {exc}") from None
-        loads["pressures"] = values
+        loads["pressures"] = _actuator_inputs(spec, "pressures", pressures)
     if moments is not None:
-        loads["moments"] = _moment_inputs(spec, moments)
+        loads["moments"] = _actuator_inputs(spec, "moments", moments)
     for option, text in (("--field", field), ("--field-gradient", field_gradient)):
         if text is not None and not spec.is_magnetic:
             raise CliError(
@@ -299,18 +289,29 @@ def _solve_request(
     return _SolveRequest(path=path, spec=spec, method=method, loads=loads, options=options)
 
 
-def _moment_inputs(spec: RobotSpec, text: str) -> list[float]:
-    """The checked --moments values (one per moment actuator, segment by segment)."""
-    n_a = spec.n_moments
-    if n_a == 0:
-        raise CliError(f"--moments: robot {spec.name!r} has no moment_actuators, got {text!r}")
-    per_seg = "+".join(str(len(s.moment_actuators)) for s in spec.segments)
-    what = f"one per moment actuator, segment by segment; {spec.name} has {per_seg}"
-    values = parse_vector("--moments", text, n_a, what)
+#: Per-actuator CLI inputs: option name -> (description field, the actuator's name).
+_ACTUATOR_INPUTS = {
+    "pressures": ("chambers", "chamber"),
+    "moments": ("moment_actuators", "moment actuator"),
+}
+
+
+def _actuator_inputs(spec: RobotSpec, kind: str, text: str) -> list[float]:
+    """The checked --pressures / --moments values (one per actuator, segment by segment)."""
+    field, noun = _ACTUATOR_INPUTS[kind]
+    per_seg_counts = [len(getattr(s, field)) for s in spec.segments]
+    if sum(per_seg_counts) == 0:
+        raise CliError(f"--{kind}: robot {spec.name!r} has no {field}, got {text!r}")
+    per_seg = "+".join(str(n) for n in per_seg_counts)
+    what = f"one per {noun}, segment by segment; {spec.name} has {per_seg}"
+    values = parse_vector(f"--{kind}", text, sum(per_seg_counts), what)
     try:
-        check_actuation(spec, moments=values)
+        if kind == "pressures":
+            check_actuation(spec, pressures=values)
+        else:
+            check_actuation(spec, moments=values)
     except DescriptionError as exc:
-        raise CliError(f"--moments: {exc}") from None
+        raise CliError(f"--{kind}: {exc}") from None
     return values
 
 

@@ -24,6 +24,7 @@ Magnets are not model elements: `softrod.mujoco.MagneticField` applies their loa
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -364,18 +365,11 @@ def add_robot(
             # A centred chamber on an inextensible chain does nothing, but keeps its actuator
             # (the input order); MuJoCo needs a non-empty tendon path.
             ten.wrap_joint(f"{prefix}j{int(elems[0])}x", 0.0)
-        act = spec.add_actuator()
-        act.name = f"{prefix}pressure_{k}"
-        act.trntype = mujoco.mjtTrn.mjTRN_TENDON
-        act.target = f"{prefix}chamber_{k}"
-        act.set_to_motor()
-        act.gear[0] = 1.0
-        if chamber.pressure_range is not None:
-            act.ctrllimited = True
-            act.ctrlrange = [float(x) for x in chamber.pressure_range]
-        else:
-            act.ctrllimited = False
-        pressure_names.append(act.name)
+        pressure_names.append(
+            _add_tendon_motor(
+                spec, f"{prefix}pressure_{k}", f"{prefix}chamber_{k}", chamber.pressure_range
+            )
+        )
 
     moment_names = _add_moment_actuators(spec, robot, lay, prefix)
     return ChainInfo(
@@ -416,15 +410,25 @@ def _add_moment_actuators(
         if wraps == 0:
             # A zero moment does nothing, but keeps its actuator (the input order).
             ten.wrap_joint(f"{prefix}j{int(elems[0])}x", 0.0)
-        act = spec.add_actuator()
-        act.name = f"{prefix}moment_{k}"
-        act.trntype = mujoco.mjtTrn.mjTRN_TENDON
-        act.target = f"{prefix}moment_{k}"
-        act.set_to_motor()
-        act.gear[0] = 1.0
-        act.ctrllimited = False
-        names.append(act.name)
+        names.append(_add_tendon_motor(spec, f"{prefix}moment_{k}", f"{prefix}moment_{k}", None))
     return names
+
+
+def _add_tendon_motor(
+    spec: mujoco.MjSpec, name: str, tendon: str, ctrlrange: Sequence[float] | None
+) -> str:
+    """A motor of gear 1 on the fixed tendon `tendon` (ctrl = the actuator's input), limited to
+    `ctrlrange` when given; returns its name."""
+    act = spec.add_actuator()
+    act.name = name
+    act.trntype = mujoco.mjtTrn.mjTRN_TENDON
+    act.target = tendon
+    act.set_to_motor()
+    act.gear[0] = 1.0
+    act.ctrllimited = ctrlrange is not None
+    if ctrlrange is not None:
+        act.ctrlrange = [float(x) for x in ctrlrange]
+    return name
 
 
 def build_spec(
