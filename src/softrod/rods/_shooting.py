@@ -447,6 +447,12 @@ def _solve_shooting(
     estimate = result.tip_error
     if estimate is not None and estimate <= bound:
         return result
+    if inp.tension_profile is not None:
+        # A friction tension profile (solve_sequence) lives on this grid and the friction fixed
+        # point reads the shape at this grid's holes: keep the grid and say so.
+        said = "no tip error estimate" if estimate is None else f"tip error {estimate:.2e} m"
+        note = f"; {said} above tol {bound:.2e} m: grid kept (friction profile on it)"
+        return dataclasses.replace(result, message=result.message + note)
     return _refine(model, inp, result, rtol, max_iter, intervals, bound)
 
 
