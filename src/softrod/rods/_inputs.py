@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -199,9 +200,28 @@ def _moment_inputs(model: RodModel, moments: Any) -> np.ndarray | None:
     return act.moments if model.spec.n_moments else None
 
 
+#: Models with moment inputs folded in, per model and inputs (the last few): `solve_static` and
+#: `tip_jacobian` get the same object, so the grids the error estimate refined it to are found.
+_MOMENT_MODELS: weakref.WeakKeyDictionary[RodModel, dict[tuple[float, ...], RodModel]] = (
+    weakref.WeakKeyDictionary()
+)
+_MOMENT_MODELS_KEPT = 8
+
+
 def with_moment_inputs(model: RodModel, inp: StaticLoads) -> RodModel:
     """The model the kernels run on for `inp`'s moment-actuator inputs (`with_moments`)."""
-    return model.with_moments(inp.moments)
+    if inp.moments is None:
+        return model.with_moments(None)
+    key = tuple(float(x) for x in inp.moments)
+    known = _MOMENT_MODELS.setdefault(model, {})
+    if key not in known:
+        shifted = model.with_moments(inp.moments)
+        if shifted is model:  # nothing to fold in (a value holding its key would never go)
+            return model
+        if len(known) >= _MOMENT_MODELS_KEPT:
+            known.pop(next(iter(known)))
+        known[key] = shifted
+    return known[key]
 
 
 def add_actuator_moments(model: RodModel, result: Any) -> Any:

@@ -163,6 +163,9 @@ def tip_jacobian(
         raise ValueError("tip_jacobian needs a converged result (result.success is False)")
     inp = result.inputs
     model = as_model(model, None, tuple(p[0] for p in inp.point_loads))
+    # Moment actuators are the rest curvature of the model the result was solved on (the same
+    # object solve_static used, so its refined grids are found below).
+    model = with_moment_inputs(model, inp)
     if model.n_nodes != result.s.shape[0]:
         # A result the tip error estimate refined lives on a finer grid of this model.
         model = grid_model(model, result) or model
@@ -171,7 +174,6 @@ def tip_jacobian(
             f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "
             "model the result was solved on"
         )
-    # Moment actuators are the rest curvature of the model the result was solved on.
     model = with_moment_inputs(model, inp)
     if moments:
         other = tip_jacobian(model, result, pressures=pressures, field=field)

@@ -663,17 +663,6 @@ def grid_model(model: RodModel, result: StaticResult) -> RodModel | None:
     for fine in _FINE_MODELS.get(model, {}).values():
         if fine.n_nodes == result.s.shape[0] and np.allclose(fine.node_s, result.s):
             return fine
-    # Not refined on this object (e.g. an equal model rebuilt with the same moment inputs):
-    # rebuild the doublings `_refine` walks through and match the result's nodes.
-    extra = tuple(p[0] for p in result.inputs.point_loads)
-    steps = model.step_seg.shape[0]
-    for _ in range(_MAX_DOUBLINGS):
-        steps *= 2
-        fine = _finer_model(model, steps, extra)
-        if fine.n_nodes == result.s.shape[0] and np.allclose(fine.node_s, result.s):
-            return fine
-        if fine.n_nodes > result.s.shape[0]:
-            break
     return None
 
 
