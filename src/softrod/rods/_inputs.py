@@ -178,7 +178,18 @@ def check_inputs(
             raise ValueError(
                 f"length control needs segments[{seg}].tendons[{k}].stiffness [N/m]; it is not set"
             )
-    field_arr, gradient = _field(model, field, field_gradient)
+    if field is None and field_gradient is None and moments is None and pressures is None:
+        # Nothing to check (a robot without chambers): check_actuation's zeros, without it.
+        plain = model.n_chambers == 0 and model.spec.n_pressures == 0
+    else:
+        plain = False
+    if plain:
+        field_arr, gradient = np.zeros(3), np.zeros((3, 3))
+        n_moments = model.spec.n_moments
+        moment_arr = np.zeros(n_moments) if n_moments else None
+    else:
+        field_arr, gradient = _field(model, field, field_gradient)
+        moment_arr = None
     return StaticLoads(
         tensions=tau if tau is not None else (None if L_cmd is not None else np.zeros(n_t)),
         lengths=L_cmd,
@@ -187,10 +198,10 @@ def check_inputs(
         distributed_force=_vec3("distributed_force", distributed_force),
         gravity=_vec3("gravity", gravity),
         point_loads=_point_loads(point_loads, model.total_length),
-        pressures=_pressures(model, pressures),
+        pressures=None if plain else _pressures(model, pressures),
         field=field_arr,
         field_gradient=gradient,
-        moments=_moment_inputs(model, moments),
+        moments=moment_arr if plain else _moment_inputs(model, moments),
     )
 
 
@@ -211,7 +222,8 @@ _MOMENT_MODELS_KEPT = 8
 def with_moment_inputs(model: RodModel, inp: StaticLoads) -> RodModel:
     """The model the kernels run on for `inp`'s moment-actuator inputs (`with_moments`)."""
     if inp.moments is None:
-        return model.with_moments(None)
+        # A model without folded-in inputs is its own (the common case: no moment actuators).
+        return model if model.applied_moments.size == 0 else model.with_moments(None)
     key = tuple(float(x) for x in inp.moments)
     known = _MOMENT_MODELS.setdefault(model, {})
     if key not in known:
@@ -532,11 +544,13 @@ def _blend(a: StaticLoads, b: StaticLoads, mu: float) -> StaticLoads | None:
     )
 
 
-def _load_number(model: RodModel, inp: StaticLoads) -> float:
+def _load_number(model: RodModel, inp: StaticLoads, loads: _Loads | None = None) -> float:
     """~ P L^2 / EI of the external loads: the larger of their base moment on the straight
     robot and their largest distal force times L, over the moment scale (tendons are internal).
-    It sets both the nonlinearity and the conditioning of shooting (~ exp(sqrt(.)))."""
-    loads = _loads_at(model, inp, 1.0)
+    It sets both the nonlinearity and the conditioning of shooting (~ exp(sqrt(.))).
+    `loads`: `_loads_at(model, inp, 1.0)` when the caller has it already."""
+    if loads is None:
+        loads = _loads_at(model, inp, 1.0)
     straight = float(np.linalg.norm(_base_moment_on_shape(model, loads, None)))
     force = float(np.abs(loads.N_end).max(initial=0.0)) * model.total_length
     return max(straight, force) / model.moment_scale

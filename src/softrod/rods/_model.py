@@ -140,7 +140,7 @@ class RodModel:
             applied_moments=new.copy(),
         )
 
-    @property
+    @cached_property
     def is_magnetic(self) -> bool:
         """True when a field acts on the robot (point dipoles or a magnetized backbone)."""
         return bool(np.any(self.magnet_moment) or np.any(self.seg_dipole))

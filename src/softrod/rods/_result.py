@@ -130,9 +130,13 @@ class StaticResult:
 def _node_tensions(model: RodModel, inputs: StaticLoads, tau: np.ndarray) -> np.ndarray:
     """Tendon tension at every node (n_nodes, n_t) [N]: tau times the tension scale of the
     step that leaves the node (the last node: of the step that ends there)."""
+    tau = np.asarray(tau, dtype=float)
+    if inputs.tension_profile is None:
+        # No friction profile: the scale is 1 everywhere (tau * 1.0 is tau).
+        return np.repeat(tau[None, :], model.n_nodes, axis=0)
     scale = _tension_scale(model, inputs)
     scale = np.concatenate([scale, scale[-1:]])
-    return np.ascontiguousarray(np.asarray(tau, dtype=float)[None, :] * scale)
+    return np.ascontiguousarray(tau[None, :] * scale)
 
 
 def _assemble(

@@ -189,14 +189,27 @@ def _direct_ok(
     """Whether Newton may go from the equilibrium at `start` to `target` in one solve: the
     external loads' change (`external`, computed when None) bends the robot by at most
     `_DIRECT_LOAD_ANGLE` and, with the tendons' change, by at most `_DIRECT_BENDING_ANGLE`."""
-    change = _difference(target, start)
+    # The change of inputs only where a number needs it (a warm start's external loads, a
+    # field): building it is most of this test's time.
+    change = _difference(target, start) if external is None or model.is_magnetic else None
     if external is None:
+        assert change is not None
         external = _load_number(model, change)
     if external > _DIRECT_LOAD_ANGLE:
         return False
     tendons = _tendon_estimate(model, target) - _tendon_estimate(model, start)
-    internal = _tendon_number(model, tendons) + _magnetic_number(model, change)
+    internal = _tendon_number(model, tendons)
+    if change is not None:
+        internal += _magnetic_number(model, change)
     return external + internal <= _DIRECT_BENDING_ANGLE
+
+
+def _comparable(a: StaticLoads, b: StaticLoads) -> bool:
+    """Whether `_blend(a, b, mu)` exists (same input mode, point loads at the same places),
+    without building it."""
+    if (a.lengths is None) != (b.lengths is None) or len(a.point_loads) != len(b.point_loads):
+        return False
+    return all(pa[0] == pb[0] for pa, pb in zip(a.point_loads, b.point_loads, strict=True))
 
 
 def _tip_step_ok(
@@ -610,10 +623,13 @@ def _coarse_tip_error(
     tip difference over (ratio - 1). None where the coarse grid is hardly coarser (every step
     ends at a disk) or its problem fails: the caller then solves on finer grids (`_refine`)."""
     ld = pb.ld
-    pinned = tuple(int(np.argmin(np.abs(model.node_s - p[0]))) for p in inp.point_loads)
+    pinned: tuple[int, ...] = ()
+    if inp.point_loads:
+        pinned = tuple(int(np.argmin(np.abs(model.node_s - p[0]))) for p in inp.point_loads)
     mag = ld[4]
-    # Point dipoles sit on grid nodes: the coarse grid keeps them like point loads.
-    pinned += tuple(int(k) for k in np.flatnonzero(np.any(mag[1] != 0.0, axis=1)))
+    if model.is_magnetic:
+        # Point dipoles sit on grid nodes: the coarse grid keeps them like point loads.
+        pinned += tuple(int(k) for k in np.flatnonzero(np.any(mag[1] != 0.0, axis=1)))
     coarse, idx, ratio = _coarse_model(model, pinned)
     if ratio < _MIN_COARSE_RATIO:
         return None
@@ -693,9 +709,12 @@ def _solve_once(
     counters = np.zeros(3)
 
     last: list[_Problem] = []
+    # The kernel problem of the target loads, built once (the predictor, the load number, the
+    # direct solve and the result all read it).
+    pb_inp = _problem(model, inp, 1.0)
 
     def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float) -> int:
-        pb = _problem(model, target, 1.0)
+        pb = pb_inp if target is inp else _problem(model, target, 1.0)
         last[:] = [pb]
         return int(
             _newton(
@@ -769,7 +788,7 @@ def _solve_once(
         on_grid = _resampled(model, guess)
         same_grid = on_grid is not None
         moment = _base_moment_on_shape(
-            model, _loads_at(model, inp, 1.0), on_grid[0] if on_grid is not None else None
+            model, pb_inp.loads, on_grid[0] if on_grid is not None else None
         )
         old = None
         if guess.warm is not None and on_grid is not None:
@@ -781,13 +800,13 @@ def _solve_once(
         if length_mode:
             x0[3:] = guess.tendon_tension
         balanced = guess.warm.balanced_loads if guess.warm is not None else None
-        if balanced is not None and _blend(balanced, inp, 0.0) is not None:
+        if balanced is not None and _comparable(balanced, inp):
             start = balanced
             x_guess[:3] = guess.base_moment
             if length_mode:
                 x_guess[3:] = guess.tendon_tension
     else:
-        x0[:3] = _base_moment_on_shape(model, _loads_at(model, inp, 1.0), None)
+        x0[:3] = _base_moment_on_shape(model, pb_inp.loads, None)
         x0[:3] += _straight_magnetic_moment(model, inp)
         if length_mode:
             assert inp.lengths is not None
@@ -796,7 +815,7 @@ def _solve_once(
     # Load number ~ P L^2 / EI: the largest distal force (tendons are internal) or the base
     # moment of the loads on the straight robot, over the bending stiffness. It sets both the
     # nonlinearity and the conditioning of shooting (growth ~ exp(sqrt(load number))).
-    load_angle = _load_number(model, inp)
+    load_angle = _load_number(model, inp, pb_inp.loads)
     if intervals is None and load_angle > _MULTI_SHOOT_ANGLE:
         root = np.sqrt(load_angle) / _ROOT_ANGLE_PER_INTERVAL
         intervals = int(np.ceil(root)) if np.isfinite(root) else _MAX_INTERVALS
@@ -832,7 +851,8 @@ def _solve_once(
         x, lam_reached, status = follow(zero, np.zeros(n_unk), 0.25)
     reached = _blend(origin, inp, lam_reached)
     assert reached is not None
-    loads = _loads_at(model, reached, 1.0)
+    # At the full load the blend is the target's values: its load arrays are pb_inp's.
+    loads = pb_inp.loads if lam_reached == 1.0 else _loads_at(model, reached, 1.0)
     tau = x[3:].copy() if length_mode else np.array(reached.tensions, dtype=float)
     if length_mode:
         # A slack tendon carries exactly no tension (Newton leaves ~1e-27 of round-off).

@@ -151,7 +151,7 @@ def solve_static(
         raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
     # One deadline for the whole solve: the stable-branch search, the gradient fixed point and
     # the length law re-solve inside it (each nested solve once started its own).
-    result = budgeted(_solve_within_budget)(
+    result = _solve_budgeted(
         model, inp, guess, method, float(rtol), max_iter, check_stability, options
     )
     return add_actuator_moments(model, result)
@@ -220,6 +220,10 @@ def _solve_within_budget(
         tendon_length=result.tendon_length[:n_t].copy(),
         inputs=inp,
     )
+
+
+#: `_solve_within_budget` under the solve's deadline (wrapped once, not per solve).
+_solve_budgeted = budgeted(_solve_within_budget)
 
 
 def _held_forces(
