@@ -1,6 +1,6 @@
 """Time the warm sequences of `softrod bench static` (docs/stability.md, "Cost of a solve").
 
-    PYTHONPATH=src python dev/static_speed.py [REPEATS] [--phases]
+    PYTHONPATH=src python dev/static_speed.py [REPEATS] [--phases] [--cpu]
 
 Runs the bench's SoftManiSim sequence (300 warm-started solves, seed 0) and its tdcr3 warm
 trajectory (100 solves) REPEATS times (default 3) in this process and prints the median solve
@@ -11,7 +11,10 @@ under each, back to back:
     PYTHONPATH=/path/to/other/src python dev/static_speed.py 5
     PYTHONPATH=src python dev/static_speed.py 5
 
-`--phases` adds a per-phase breakdown of the solves nearest the median (inclusive timers on
+`--cpu` times each solve by this thread's CPU time instead of the wall clock: on a shared,
+loaded machine the wall clock also counts the time other processes held the core, the CPU
+time only this solve's work (what a before/after comparison needs). `--phases` adds a
+per-phase breakdown of the solves nearest the median (inclusive timers on
 the solver's private functions; the timers themselves cost a few percent).
 """
 
@@ -46,14 +49,17 @@ def _sequences() -> dict[str, tuple[Any, list[dict[str, Any]]]]:
     return {"softmanisim": (sms, sms_inputs), "tdcr3_warm": (tdcr, traj)}
 
 
+_CLOCK = time.thread_time if "--cpu" in sys.argv else time.perf_counter
+
+
 def _run(model: Any, inputs: list[dict[str, Any]], hook: Callable[[], None] | None = None):
     times, results, prev = [], [], None
     for kw in inputs:
         if hook is not None:
             hook()
-        t0 = time.perf_counter()
+        t0 = _CLOCK()
         sol = solve_static(model, guess=prev, **kw)
-        times.append(time.perf_counter() - t0)
+        times.append(_CLOCK() - t0)
         results.append(sol)
         prev = sol if sol.success else None
     return np.array(times), results
@@ -71,11 +77,11 @@ def _phase_timers() -> tuple[dict[str, float], Callable[[], None]]:
         f = getattr(mod, name)
 
         def timed(*a: Any, **k: Any) -> Any:
-            t0 = time.perf_counter()
+            t0 = _CLOCK()
             try:
                 return f(*a, **k)
             finally:
-                acc[label] += time.perf_counter() - t0
+                acc[label] += _CLOCK() - t0
 
         setattr(mod, name, timed)
 
