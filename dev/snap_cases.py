@@ -87,12 +87,28 @@ def fold_evidence(seed: int, index: int) -> None:
 if __name__ == "__main__":
     if "--scan" in sys.argv:
         seed, n = int(sys.argv[1]), int(sys.argv[2])
+        plausible = failed = budget = 0
+        slowest = (0.0, -1)
         for i, _robot, spec, loads in cases(seed, n):
             if isinstance(spec, Exception) or load_number(spec, loads) > PLAUSIBLE_LOAD_NUMBER:
                 continue
+            plausible += 1
+            t0 = time.perf_counter()
             sol = softrod.solve_static(spec, **loads)
+            dt = time.perf_counter() - t0
+            if plausible > 1:  # the first solve of a process loads the compiled kernels
+                slowest = max(slowest, (dt, i))
             if not sol.success:
-                print(f"FAIL seed {seed} case {i}: {sol.message}", flush=True)
+                failed += 1
+                budget += "time budget" in sol.message
+                print(f"FAIL seed {seed} case {i} ({dt:.1f} s): {sol.message}", flush=True)
+        print(
+            f"seed {seed}: {plausible - failed}/{plausible} converged "
+            f"({100 * (plausible - failed) / max(plausible, 1):.1f} %), {budget} out of time; "
+            f"slowest solve {slowest[0]:.1f} s (case {slowest[1]}); load average "
+            f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}",
+            flush=True,
+        )
     elif "--fold" in sys.argv:
         fold_evidence(int(sys.argv[1]), int(sys.argv[2]))
     elif len(sys.argv) >= 3:
