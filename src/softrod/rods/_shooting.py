@@ -83,7 +83,8 @@ _STATUS_MESSAGES = {
     1: "maximum number of Newton iterations reached",
     4: "observer update left a boundary residual above rtol",
     2: "Newton line search stalled (at round-off if the residual is tiny: rtol too small?)",
-    3: "integration produced non-finite values (load beyond what the model can carry?)",
+    3: "integration produced non-finite values or a section balance without a solution "
+    "(load beyond what the model can carry?)",
     5: "the equilibrium jumps: the tip moves more than the continuation bound within the "
     "smallest load step (a snap-through or a branch change; the answer is not the "
     "equilibrium reached gradually)",
