@@ -83,7 +83,8 @@ _STATUS_MESSAGES = {
     1: "maximum number of Newton iterations reached",
     4: "observer update left a boundary residual above rtol",
     2: "Newton line search stalled (at round-off if the residual is tiny: rtol too small?)",
-    3: "integration produced non-finite values (load beyond what the model can carry?)",
+    3: "integration produced non-finite values or a section balance without a solution "
+    "(load beyond what the model can carry?)",
     5: "the equilibrium jumps: the tip moves more than the continuation bound within the "
     "smallest load step (a snap-through or a branch change; the answer is not the "
     "equilibrium reached gradually)",
@@ -230,6 +231,38 @@ def _tip_step_ok(
         return True
     predicted = tip_cur + ratio * (tip_cur - tip_prev)
     return bool(np.linalg.norm(tip - predicted) <= _MAX_TIP_DEVIATION * L)
+
+
+#: Smallest tendon path density |v + u x r| (1 on the straight robot) below which a stopped
+#: path is said to be at a tendon fold (`_fold_note`).
+_FOLD_DENSITY = 0.1
+
+
+def _fold_note(model: RodModel, X: np.ndarray, tau: np.ndarray) -> str:
+    """Where a continuation path stopped: a note when a loaded tendon's path density
+    |v + u x r| (X (n_nodes, 6) the strains (v, u), tau (n_t,) [N]) is below
+    `_FOLD_DENSITY` somewhere. At 0 the backbone's curvature radius reaches the tendon's
+    offset and the tendon would fold back on itself: its direction w / |w| flips, so the
+    section balance K (u - u*) + tau r x w / |w| = R^T M has no solution beyond it (planar:
+    u = (tau d + m) / EI needs u d < 1) and no equilibrium of the tendon model exists."""
+    if model.is_routed or tau.size == 0 or not np.any(tau != 0.0):
+        return ""
+    node_seg = np.append(model.step_seg, model.step_seg[-1])
+    best, where, which = np.inf, 0, 0
+    for i in np.flatnonzero(tau != 0.0):
+        on = node_seg <= model.tendon_seg[i]
+        w = X[on, 0:3] + np.cross(X[on, 3:6], model.tendon_r[i])
+        density = np.linalg.norm(w, axis=1)
+        k = int(np.argmin(density))
+        if density[k] < best:
+            best, where, which = float(density[k]), int(np.flatnonzero(on)[k]), int(i)
+    if best >= _FOLD_DENSITY:
+        return ""
+    return (
+        f"; tendon {which} nearly folds back there (path density |v + u x r| = {best:.2g} at "
+        f"s = {model.node_s[where]:.4g} m, 1 when straight): the tendon model is singular "
+        "where the backbone's curvature radius reaches the tendon's offset"
+    )
 
 
 @dataclass
@@ -412,7 +445,7 @@ def _solve_multiple(
             f"did not converge (multiple shooting, {K} intervals): "
             f"{_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is the equilibrium "
             f"at {100 * lam:.1f}% of the load"
-        )
+        ) + _fold_note(model, X, tau)
     return _assemble(
         model,
         "shooting",
@@ -870,7 +903,7 @@ def _solve_once(
         message = (
             f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
             f"the equilibrium at {100 * lam_reached:.1f}% {where}"
-        )
+        ) + _fold_note(model, X, tau)
     return _assemble(
         model,
         "shooting",

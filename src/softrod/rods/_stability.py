@@ -61,6 +61,30 @@ _UNDECIDED = (
     "part of the energy's second variation is indefinite but the whole tangent stiffness has "
     "no static (divergence) instability; a static test cannot exclude flutter"
 )
+#: Said when dead moments make the linearised dynamics flutter (`_flutter_checked`).
+_FLUTTER = (
+    "; stability not decided: under the world-fixed moments the linearised undamped dynamics "
+    "flutters (its fastest-growing mode grows at {:.2g} of its frequency: a robot holds this "
+    "shape only with a modal damping ratio above about that; docs/stability.md)"
+)
+#: Said when the flutter is slow enough for a real robot's damping (`_flutter_checked`).
+_SLOW_FLUTTER = (
+    "; under the world-fixed moments the linearised undamped dynamics flutters slowly (growth "
+    "{:.2g} of its frequency): stable with a modal damping ratio above that"
+)
+#: Growth over frequency of the linearised dynamics below which a mode is taken for a real
+#: (oscillating) one: round-off of the non-symmetric eigenvalues is ~1e-10 relative.
+_FLUTTER_TOL = 1e-6
+#: Dead moments smaller than this, as |M| L / EI (EI the smallest bending or torsion
+#: stiffness), skip the flutter check: the growth ratio measured at most 0.22 |M| L / EI (a
+#: straight shaft under an axial torque, whose double modes flutter first; the probe's bent
+#: cases 0.003-0.11), so below 0.05 it stays under 0.011 < `_FLUTTER_DAMPING`.
+_FLUTTER_SCREEN = 0.05
+#: Growth over frequency up to which flutter is taken to be held by the robot's damping: the
+#: smallest first-mode damping ratio of the measured rods (docs/validation.md, SoRoSim's
+#: records: TPU 1.8-3.9 %, steel 2.6-5 %). A mode growing at g of its frequency decays under a
+#: modal damping ratio above g.
+_FLUTTER_DAMPING = 0.018
 #: Largest phase omega * length [rad] of the Jacobi equation over one interval of the default
 #: test (`_checkpoints`): 1.0 is a third of the pi at which a conjugate point can first appear.
 _GROUP_ANGLE = 1.0
@@ -346,6 +370,14 @@ def stability_maps(
     where the test does not apply (another method, a failed solve, length control).
     `grouped`: maps across the intervals of `_checkpoints` instead (n_intervals, 6, 6), the
     same inertia at a fraction of the integration calls (modes need the step maps)."""
+    found = _maps_and_nodes(model, result, grouped)
+    return None if found is None else found[0]
+
+
+def _maps_and_nodes(
+    model: RodModel, result: StaticResult, grouped: bool
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`stability_maps` and the node indices (m + 1,) of the grid its maps run between."""
     inp = result.inputs
     warm = result.warm
     on_grid = grid_model(model, result)
@@ -371,7 +403,7 @@ def stability_maps(
     maps = np.empty((nodes.shape[0] - 1, 6, 6))
     if not _interval_maps(Y, tau, pb.geo, pb.ld, nodes, maps):
         return None
-    return maps
+    return maps, nodes
 
 
 def _dead_moments(inp: StaticLoads) -> bool:
@@ -427,6 +459,114 @@ def _condensed_matrix(maps: np.ndarray, symmetric: bool = True) -> np.ndarray:
             H[hi : hi + 3, lo:hi] += E[3:6, 0:3]
         H[hi : hi + 3, hi : hi + 3] += E[3:6, 3:6]
     return H
+
+
+def _skew(m: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -m[2], m[1]], [m[2], 0.0, -m[0]], [-m[1], m[0], 0.0]])
+
+
+def dead_tangent(maps: np.ndarray, tip_moment: np.ndarray) -> np.ndarray:
+    """Tangent stiffness (3 m, 3 m) of the node rotations eta_1..eta_m [N m / rad] under dead
+    loads: the non-symmetric condensed form of step or interval maps (m, 6, 6), with the tip
+    condition of a world-fixed tip moment, dM(L) = 0.
+
+    The condensed form's own tip condition is its natural one, p(L) = dM - eta x M / 2 = 0:
+    that of a moment turning half as much as the tip section (conservative; it buckles a
+    straight shaft at a finite torque). A world-fixed moment keeps dM(L) = 0, i.e. p(L) =
+    -eta x M(L) / 2: the tip block gains the antisymmetric -[M(L)]x / 2 (docs/stability.md
+    "Dead moments: flutter"). Interior point moments need nothing: the maps carry the jump of
+    p across them. tip_moment : (3,) [N m] the material moment at the tip, M(L).
+    """
+    K = _condensed_matrix(maps, symmetric=False)
+    K[-3:, -3:] -= 0.5 * _skew(tip_moment)
+    return K
+
+
+def rotation_mass(model: RodModel, result: StaticResult, nodes: np.ndarray) -> np.ndarray:
+    """Mass matrix (3 m, 3 m) [kg m^2] of the rotations eta (3,) [rad] at the checkpoints
+    nodes[1:] (nodes (m + 1,) indices into the result's grid, nodes[0] = 0 the clamped base).
+
+    Between checkpoints eta is interpolated linearly in s; a node k then moves by dx_k =
+    sum_{j<k} (eta_j + eta_j+1) / 2 x (x_j+1 - x_j) (inextensible: the stiff shear and
+    stretch follow quasi-statically) and turns by eta_k. The masses are the backbone's (rho A
+    lumped on nodes) and the disks', the rotary inertias rho A (I, I, J) / A of the sections;
+    a massless robot gets a uniform line density (the verdict depends on the distribution)."""
+    on_grid = grid_model(model, result)
+    assert on_grid is not None
+    s = on_grid.node_s
+    n = s.shape[0]
+    h = np.diff(s)
+    seg = on_grid.step_seg
+    line = on_grid.rho_A[seg] * h
+    point = on_grid.node_point_mass
+    if line.sum() + point.sum() <= 0.0:
+        line, point = h, np.zeros(n)
+    m_node = np.zeros(n)
+    m_node[:-1] += 0.5 * line
+    m_node[1:] += 0.5 * line
+    m_node += point
+    # Section rotary inertia per node: rho A (I / A, I / A, J / A), I / A = EI / EA.
+    ratio = on_grid.K_bt[seg] / on_grid.K_se[seg][:, [2, 2, 0]]
+    rot = np.zeros((n, 3))
+    rot[:-1] += 0.5 * (line[:, None] * ratio)
+    rot[1:] += 0.5 * (line[:, None] * ratio)
+    # Linear interpolation weights W (n, m) of the checkpoint rotations (the base is clamped).
+    m = nodes.shape[0] - 1
+    W = np.zeros((n, m))
+    for c in range(m):
+        a, b = nodes[c], nodes[c + 1]
+        t = (s[a : b + 1] - s[a]) / (s[b] - s[a])
+        W[a : b + 1, c] = t
+        if c > 0:
+            W[a : b + 1, c - 1] = 1.0 - t
+    # dx_k = G_k eta: cumulative -[x_j+1 - x_j]x / 2 (W_j + W_j+1).
+    chord = np.diff(result.positions, axis=0)
+    T = -0.5 * np.stack([_skew(c) for c in chord])
+    inc = np.einsum("jab,jc->jacb", T, W[:-1] + W[1:]).reshape(n - 1, 3, 3 * m)
+    G = np.concatenate([np.zeros((1, 3, 3 * m)), np.cumsum(inc, axis=0)])
+    M = np.einsum("k,kai,kaj->ij", m_node, G, G)
+    J = np.einsum("kab,kb,kcb->kac", result.rotations, rot, result.rotations)
+    M += np.einsum("kc,kd,kab->cadb", W, W, J).reshape(3 * m, 3 * m)
+    return M
+
+
+def flutter_growth(model: RodModel, result: StaticResult) -> float | None:
+    """Largest growth rate over frequency, Re(lambda) / |lambda|, of the linearised undamped
+    dynamics M eta'' + K eta = 0 at a converged shooting result (`dead_tangent`,
+    `rotation_mass` on the checkpoints of the default test): 0 when every mode oscillates
+    (every eigenvalue of M^-1 K real and positive), > 0 under flutter (a complex pair) or
+    divergence (1: a real one <= 0). None where the test does not apply."""
+    found = _maps_and_nodes(model, result, grouped=True)
+    if found is None or result.warm is None:
+        return None
+    maps, nodes = found
+    K = dead_tangent(maps, result.warm.total_moment[-1])
+    M = rotation_mass(model, result, nodes)
+    mu = np.linalg.eigvals(np.linalg.solve(M, K))
+    lam = np.sqrt(-mu.astype(complex))
+    growth = np.abs(lam.real) / np.maximum(np.abs(lam), np.finfo(float).tiny)
+    return float(growth.max(initial=0.0))
+
+
+def _flutter_checked(model: RodModel, inp: StaticLoads, result: StaticResult) -> StaticResult:
+    """`result` (whose energy's second variation is positive) marked stable; under dead
+    moments only if the linearised dynamics does not flutter faster than `_FLUTTER_DAMPING`
+    (slower flutter is said in the message), else marked not decided with a message
+    (docs/stability.md: a world-fixed axial torque flutters a straight shaft at any size,
+    which the second variation calls stable)."""
+    moment = max(
+        [float(np.linalg.norm(inp.tip_moment))]
+        + [float(np.linalg.norm(p[2])) for p in inp.point_loads]
+    )
+    if moment * model.total_length > _FLUTTER_SCREEN * float(model.K_bt.min()):
+        growth = flutter_growth(model, result)
+        if growth is not None and growth > _FLUTTER_DAMPING:
+            message = result.message + _FLUTTER.format(growth)
+            return dataclasses.replace(result, stable=None, message=message)
+        if growth is not None and growth > _FLUTTER_TOL:
+            message = result.message + _SLOW_FLUTTER.format(growth)
+            return dataclasses.replace(result, stable=True, message=message)
+    return dataclasses.replace(result, stable=True)
 
 
 def unstable_modes(maps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -524,14 +664,14 @@ def stable_equilibrium(
         return dataclasses.replace(result, stable=None)
     n_neg = _second_variation_inertia(maps)
     if n_neg == 0:
-        return dataclasses.replace(result, stable=True)
+        return _flutter_checked(model, inp, result)
     # The unstable modes live on the step grid.
     maps = stability_maps(model, result)
     if maps is None:
         return dataclasses.replace(result, stable=None)
     n_neg = _second_variation_inertia(maps)
     if n_neg == 0:
-        return dataclasses.replace(result, stable=True)
+        return _flutter_checked(model, inp, result)
     if _dead_moments(inp) and not _diverges(maps):
         # World-fixed moments are not conservative: the symmetric part is only a sufficient
         # test there, and the whole tangent stiffness shows no static instability.

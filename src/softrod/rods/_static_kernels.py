@@ -135,6 +135,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     x[1] = nb1 / ks1
                     x[2] = 1.0 + nb2 / ks2
             else:
+                settled = False
                 for _it in range(_SECTION_MAX_ITER):
                     v0, v1, v2 = x[0], x[1], x[2]
                     u0, u1, u2 = x[3], x[4], x[5]
@@ -303,7 +304,12 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                             dmax = max(dmax, abs(d))
                             xmax = max(xmax, abs(x[3 + a]))
                     if dmax <= _SECTION_XTOL * xmax:
+                        settled = True
                         break
+                if not settled:
+                    # No section balance (a tendon folding back, docs/validation.md): fail
+                    # rather than carry on from an unbalanced section.
+                    return False
             v0, v1, v2 = x[0], x[1], x[2]
             u0, u1, u2 = x[3], x[4], x[5]
             if stage == 0 and store:

@@ -1,0 +1,61 @@
+"""The classes of the property probe's failures over the plausible domain (issue 19 items 1-2;
+docs/validation.md "Convergence rate", docs/stability.md "Dead moments: flutter"), one cheap
+case each."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import softrod
+from softrod.rods import compile_model
+from softrod.rods._stability import flutter_growth
+
+L, R, E = 0.2, 0.002, 1e6
+EI = E * np.pi * R**4 / 4
+
+
+def _rod(tendon_offset: float | None = None, youngs: float = E) -> dict:
+    tendons = [] if tendon_offset is None else [{"offset": tendon_offset, "angle_deg": 0.0}]
+    backbone = {"youngs_modulus": youngs, "poisson_ratio": 0.3, "density": 1000.0, "radius": R}
+    return {
+        "name": "rod",
+        "model": "kirchhoff",
+        "backbone": backbone,
+        "segments": [{"length": L, "disks": 5, "disk_radius": 0.006, "tendons": tendons}],
+    }
+
+
+def test_dead_axial_torque_flutters_and_is_not_called_stable():
+    """Ziegler: a clamped-free shaft under a world-fixed axial torque flutters at any torque.
+    The energy's second variation (its natural tip condition is a conservative torque's)
+    calls it stable up to a critical torque; the linearised dynamics with the dead tip
+    condition grows at ~0.16 of its frequency at T L / EI = 1 (an LGVI run from the static
+    answer with 3 % damping leaves it by 0.2 L within 10 periods: dev/dead_moment_dynamics.py)."""
+    model = compile_model(softrod.load_robot(_rod()))
+    torque = np.array([0.02, 0.0, 1.0]) * EI / L
+    res = softrod.solve_static(model, tip_moment=torque)
+    assert res.success and res.stable is None
+    assert "flutters" in res.message
+    assert 0.1 < flutter_growth(model, res) < 0.25
+    # A smaller torque flutters more slowly (growth ~ linear in the torque).
+    slow = softrod.solve_static(model, tip_moment=0.1 * torque, check_stability=False)
+    assert flutter_growth(model, slow) < 0.5 * flutter_growth(model, res)
+    # Without a dead moment nothing changes: a tip force is conservative.
+    bent = softrod.solve_static(model, tip_force=[0.5 * EI / L**2, 0.0, 0.0])
+    assert bent.success and bent.stable is True and "flutter" not in bent.message
+
+
+def test_tendon_folding_back_is_refused_not_returned():
+    """A tendon at offset d bends a segment with curvature tau d / EI; its path density
+    |v + u x r| = 1 - u d vanishes at tau d^2 / EI = 1 and beyond it the section balance has
+    no solution. The section Newton then used to stop unconverged and the solve returned a
+    shape bent away from the tendon with success=True; now it is refused with a message."""
+    d = 0.005
+    spec = softrod.load_robot(_rod(d, youngs=1e9))
+    ei = 1e9 * np.pi * R**4 / 4
+    ok = softrod.solve_static(spec, tensions=[0.9 * ei / d**2])
+    assert ok.success
+    np.testing.assert_allclose(ok.curvature[:, 1] * d, 0.9, rtol=1e-9)
+    beyond = softrod.solve_static(spec, tensions=[1.2 * ei / d**2])
+    assert not beyond.success
+    assert "folds back" in beyond.message
