@@ -336,8 +336,9 @@ def _static_group(
                 raise ValueError(f"{name}: not ({width},) at every point")
             return np.array(rows)
 
-        kwargs = {name: column(name, 3) for name in _BATCH_VECTORS}
-        batch = solve_static_batch(model, **{control: column(control, n_t)}, **kwargs, threads=1)
+        kwargs: dict[str, Any] = {name: column(name, 3) for name in _BATCH_VECTORS}
+        kwargs[control] = column(control, n_t)
+        batch = solve_static_batch(model, **kwargs, threads=1)
     except (ValueError, TypeError):
         # Inputs the batch refuses (shapes, values, routing): each point reports its own error.
         batch = None
