@@ -17,7 +17,14 @@ from typing import Any, Literal
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods import RodModel, StaticResult, as_model, solve_static, tip_jacobian
+from softrod.rods import (
+    RodModel,
+    StaticResult,
+    as_model,
+    solve_static,
+    solve_static_batch,
+    tip_jacobian,
+)
 from softrod.sim import with_pose_and_lengths
 
 __all__ = ["TendonRobotPlant", "ResolvedRateController", "TrackingResult", "track"]
@@ -26,6 +33,8 @@ __all__ = ["TendonRobotPlant", "ResolvedRateController", "TrackingResult", "trac
 #: 1e-4 m follows A.3; 1e-3 N moves a soft robot's tip by ~1e-5 m, far above round-off.
 FD_STEP_TENSION = 1e-3
 FD_STEP_LENGTH = 1e-4
+#: `loads` keywords a batched solve takes (others: the finite differences solve one by one).
+_BATCH_LOADS = ("tip_force", "tip_moment", "distributed_force", "gravity")
 
 
 @dataclass
@@ -101,6 +110,36 @@ class TendonRobotPlant:
         self._last = self.solve(q, self._last)
         return self._last.tip_position.copy()
 
+    def _fd_pair(self, q: np.ndarray, i: int, step: float) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi): q moved by -/+ step / 2 in input i, one-sided at a limit (tensions stay
+        pull-only, extensions within range)."""
+        dq = np.zeros(self.n_q)
+        dq[i] = 0.5 * step
+        return np.maximum(q - dq, self.q_min), np.minimum(q + dq, self.q_max)
+
+    def _batched_tips(
+        self, pairs: list[tuple[np.ndarray, np.ndarray]], warm: StaticResult
+    ) -> np.ndarray | None:
+        """Tips (2 k, 3) [m] at (hi, lo) of each pair (configurations that differ from the
+        warm start's only in tensions) from one `solve_static_batch` warm-started at `warm`
+        (items it does not solve: `solve`, which raises when they fail); None when the batch
+        does not take this plant's loads or robot (the caller then solves one by one)."""
+        if not pairs or set(self.loads) - set(_BATCH_LOADS):
+            return None
+        configs = [c for lo, hi in pairs for c in (hi, lo)]
+        model, _ = self._model_at(configs[0])
+        try:
+            batch = solve_static_batch(
+                model, tensions=np.array([c[: self.n_t] for c in configs]), guess=warm,
+                **self.loads,
+            )  # fmt: skip
+        except ValueError:
+            return None
+        tips = batch.tip_position.copy()
+        for k in np.flatnonzero(~batch.success).tolist():
+            tips[k] = self.solve(configs[k], warm).tip_position
+        return tips
+
     def jacobian(
         self,
         q: np.ndarray,
@@ -114,15 +153,17 @@ class TendonRobotPlant:
             [np.full(self.n_t, FD_STEP_TENSION), np.full(self.n_ext + self.n_base, FD_STEP_LENGTH)]
         )
         fd_cols = range(self.n_q) if mode == "fd" else range(self.n_t, self.n_t + self.n_ext)
-        for i in fd_cols:
-            dq = np.zeros(self.n_q)
-            dq[i] = 0.5 * steps[i]
-            # One-sided at a limit (tensions stay pull-only, extensions within range).
-            lo = np.maximum(q - dq, self.q_min)
-            hi = np.minimum(q + dq, self.q_max)
-            J[:, i] = (self.solve(hi, warm).tip_position - self.solve(lo, warm).tip_position) / (
-                hi[i] - lo[i]
-            )
+        pairs = [self._fd_pair(q, i, steps[i]) for i in fd_cols]
+        # The tension columns change only the tensions of one robot: one batched solve.
+        tips = self._batched_tips([p for i, p in zip(fd_cols, pairs, strict=True)
+                                   if i < self.n_t], warm)  # fmt: skip
+        for i, (lo, hi) in zip(fd_cols, pairs, strict=True):
+            if i < self.n_t and tips is not None:
+                tip_hi, tip_lo = tips[2 * i], tips[2 * i + 1]
+            else:
+                tip_hi = self.solve(hi, warm).tip_position
+                tip_lo = self.solve(lo, warm).tip_position
+            J[:, i] = (tip_hi - tip_lo) / (hi[i] - lo[i])
         if mode == "analytic":
             model, _ = self._model_at(q)
             J[:, : self.n_t] = tip_jacobian(model, warm)

@@ -36,7 +36,6 @@ import gymnasium as gym
 import numpy as np
 
 from softrod.envs._base import UNSTABLE_PENALTY
-from softrod.envs.batched_reach import _import_warp
 
 __all__ = [
     "BATCHED_ENV_IDS",
@@ -69,6 +68,22 @@ UNBATCHED_ENV_IDS = {
 }
 
 
+def _import_warp() -> tuple[Any, Any]:
+    try:
+        import warp as wp
+
+        # Keep stdout to the benchmark's `case.metric: value` lines: no banner, no compile log
+        # (set before mujoco_warp is imported, which initializes Warp).
+        wp.config.log_level = wp.LOG_WARNING
+        import mujoco_warp as mjw
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ImportError(
+            "batched environments need MuJoCo Warp: pip install 'softrod[warp]' "
+            f"(mujoco-warp, warp-lang); import failed: {exc}"
+        ) from None
+    return wp, mjw
+
+
 def _full_id(env_id: str) -> str:
     return env_id if env_id.startswith("softrod/") else f"softrod/{env_id}"
 
@@ -94,6 +109,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
     Attributes: `host` (the CPU env the model and settings come from), `device` (Warp
     device), `torch_device`, `episode_steps`, and the Warp arrays `obs`, `reward`, `distance`,
     `success` (int32), `action` (all with a leading world axis; `warp.to_torch` shares them).
+    nconmax, njmax : MuJoCo Warp's contact / constraint capacity per world (None: its default).
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012
@@ -101,7 +117,14 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
     }
 
     def __init__(
-        self, env_id: str, num_envs: int, *, device: str | None = None, **env_kwargs: Any
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        device: str | None = None,
+        nconmax: int | None = None,
+        njmax: int | None = None,
+        **env_kwargs: Any,
     ) -> None:
         import softrod.envs  # noqa: F401  (registers the ids)
 
@@ -135,7 +158,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         m = host.model
         with wp.ScopedDevice(self.device):
             self.model = mjw.put_model(m)
-            self.data = mjw.put_data(m, host.data, nworld=n)
+            self.data = mjw.put_data(m, host.data, nworld=n, nconmax=nconmax, njmax=njmax)
             self.obs = wp.zeros((n, n_obs), dtype=f32)
             self.action = wp.zeros((n, n_act), dtype=f32)
             self.reward = wp.zeros(n, dtype=f32)

@@ -1,19 +1,15 @@
 """`BatchedReach`: thousands of `Reach-v0` worlds stepped together on a GPU with MuJoCo Warp.
 
-The same robot, scene, control and reward as `softrod/Reach-v0` (module `reach_v0`): the host
-builds one `ReachEnv` to get the MuJoCo model and its bookkeeping (rest tendon lengths, the
-curvature-to-length map, segment-end points), `mujoco_warp.put_model` copies the model to the
-device, and every world keeps its own commanded curvatures and target. One `step` is, for all
-worlds at once: curvature-rate action -> tendon-length commands (a Warp kernel), 5 physics
-substeps of 10 ms (`mujoco_warp.step`), a forward pass, then observation, reward and distance
-(a Warp kernel). On CUDA the whole step is captured once as a CUDA graph and replayed.
+A thin alias of the one batched layer, `make_batched("Reach-v0", n_worlds, device)`
+(`softrod.envs._batched.BatchedEnv`: the same model, kernels and cross-checks as every batched
+env), with the original array API: `reset(rng)` draws every world's target from `rng` and returns
+`obs` as a Warp array, `step(action)` returns Warp arrays (obs, reward, distance, truncated) and
+does not reset (episodes are synchronous: every world starts at `reset` and is truncated after
+`episode_steps` steps, when the caller resets). On CUDA the step is captured once as a CUDA graph
+and replayed.
 
-Episodes are synchronous: every world starts at `reset` and is truncated after `episode_steps`
-steps, when the caller resets (the usual fixed-horizon batched-simulation contract). Arrays
-stay on the device (`warp.array`; `warp.to_torch` shares them without a copy).
-
-Optional: needs the `warp` extra (`pip install softrod[warp]`, i.e. `mujoco-warp`, `warp-lang`).
-Measured with `softrod bench warp-reach` (docs/learning.md).
+Optional: needs the `warp` extra (`pip install softrod[warp]`, i.e. `mujoco-warp`, `warp-lang`)
+and torch (as `make_batched`). Measured with `softrod bench warp-reach` (docs/learning.md).
 """
 
 from __future__ import annotations
@@ -23,28 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from softrod.envs.reach_v0 import TARGET_HIGH, TARGET_LOW, Z_BAND, ReachEnv
+from softrod.envs._batched import BatchedEnv, _import_warp
+from softrod.envs.reach_v0 import ReachEnv
 
 __all__ = ["BatchedReach", "bench_batched_reach", "compare_with_reach_v0", "cross_check_seeds"]
 
 
-def _import_warp() -> tuple[Any, Any]:
-    try:
-        import warp as wp
-
-        # Keep stdout to the benchmark's `case.metric: value` lines: no banner, no compile log
-        # (set before mujoco_warp is imported, which initializes Warp).
-        wp.config.log_level = wp.LOG_WARNING
-        import mujoco_warp as mjw
-    except ImportError as exc:  # pragma: no cover - depends on the optional extra
-        raise ImportError(
-            "BatchedReach needs MuJoCo Warp: pip install 'softrod[warp]' "
-            f"(mujoco-warp, warp-lang); import failed: {exc}"
-        ) from None
-    return wp, mjw
-
-
-class BatchedReach:
+class BatchedReach(BatchedEnv):
     """`n_worlds` copies of `softrod/Reach-v0` on one device (see module).
 
     Parameters
@@ -79,12 +60,12 @@ class BatchedReach:
             raise ValueError(f"n_worlds must be >= 1, got {n_worlds}")
         if episode_steps < 1:
             raise ValueError(f"episode_steps must be >= 1, got {episode_steps}")
-        wp, mjw = _import_warp()
-        self._wp, self._mjw = wp, mjw
-        wp.init()
-        self.device = wp.get_device(device)
-        # One host env gives the model and every index the kernels need.
-        host = ReachEnv(
+        super().__init__(
+            "softrod/Reach-v0",
+            n_worlds,
+            device=device,
+            nconmax=nconmax,
+            njmax=njmax,
             episode_steps=episode_steps,
             links=links,
             tendon_stiffness=tendon_stiffness,
@@ -92,43 +73,7 @@ class BatchedReach:
             kappa_rate=kappa_rate,
             distance_weight=distance_weight,
         )
-        host.reset(seed=0)
-        self.host = host
-        self.n_worlds = int(n_worlds)
-        m = host.model
-        n_obs = int(np.prod(host.observation_space.shape or (0,)))
-        self._tip_body = int(m.site_bodyid[host._tip_site])
-        self._tip_root = int(m.body_rootid[self._tip_body])
-        self._rand_calls = 0
-        from softrod.envs import _warp_kernels
-
-        self._k = _warp_kernels
-        with wp.ScopedDevice(self.device):
-            self.model = mjw.put_model(m)
-            self.data = mjw.put_data(
-                m, host.data, nworld=self.n_worlds, nconmax=nconmax, njmax=njmax
-            )
-            n, f32 = self.n_worlds, wp.float32
-            self.kappa = wp.zeros((n, host.n_commands), dtype=f32)
-            self.action = wp.zeros((n, host.n_commands), dtype=f32)
-            self.obs = wp.zeros((n, n_obs), dtype=f32)
-            self.reward = wp.zeros(n, dtype=f32)
-            self.distance = wp.zeros(n, dtype=f32)
-            self._length_map = wp.array(host.length_map.astype(np.float32), dtype=f32)
-            self._rest = wp.array(host.rest_lengths.astype(np.float32), dtype=f32)
-            self._act_ids = wp.array(host._act_ids.astype(np.int32), dtype=wp.int32)
-            self._end_body = wp.array(host._end_body.astype(np.int32), dtype=wp.int32)
-            self._end_local = wp.array(host._end_local.astype(np.float32), dtype=wp.vec3)
-        self._step_count = 0
-        self._graph: Any = None
-
-    @property
-    def episode_steps(self) -> int:
-        return int(self.host.episode_steps)
-
-    @property
-    def n_substeps(self) -> int:
-        return int(self.host.n_substeps)
+        self.n_worlds = self.num_envs
 
     @property
     def target(self) -> Any:
@@ -137,37 +82,19 @@ class BatchedReach:
 
     # -- episode ------------------------------------------------------------------------------
 
-    def reset(self, rng: np.random.Generator | int) -> Any:
+    def reset(self, rng: np.random.Generator | int) -> Any:  # type: ignore[override]
         """Reset every world to rest with a new target drawn from `rng` (a Generator, or a seed
-        for one; uniform in Reach-v0's box); returns `obs` (n_worlds, 34)."""
-        wp, mjw = self._wp, self._mjw
-        if not isinstance(rng, np.random.Generator):
-            rng = np.random.default_rng(rng)
-        m, n = self.host.model, self.n_worlds
-        targets = rng.uniform(TARGET_LOW, TARGET_HIGH, size=(n, 3))
-        # Mocap positions as the model places them, with each world's target marker moved.
-        mocap = np.zeros((n, m.nmocap, 3), dtype=np.float32)
-        for b in np.flatnonzero(m.body_mocapid >= 0):
-            mocap[:, m.body_mocapid[b]] = m.body_pos[b]
-        mocap[:, self.host._target_mocap] = targets
-        ctrl = np.zeros((n, m.nu), dtype=np.float32)
-        ctrl[:, self.host._act_ids] = self.host.rest_lengths
-        with wp.ScopedDevice(self.device):
-            mjw.reset_data(self.model, self.data)
-            self.kappa.zero_()
-            self.data.ctrl.assign(ctrl)
-            self.data.mocap_pos.assign(mocap)
-            mjw.forward(self.model, self.data)
-            self._observe()
-        self._step_count = 0
+        for one; uniform in Reach-v0's box); returns `obs` (n_worlds, 34) (a Warp array)."""
+        self._rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self._reset_worlds(None)
         return self.obs
 
-    def step(self, action: Any = None) -> tuple[Any, Any, Any, bool]:
+    def step(self, action: Any = None) -> tuple[Any, Any, Any, bool]:  # type: ignore[override]
         """Advance every world one control step (0.05 s).
 
         action : (n_worlds, 10) in [-1, 1] (numpy or a Warp array); None reuses `self.action`.
-        Returns (obs, reward, distance, truncated); truncated is True for all worlds after
-        `episode_steps` steps (then call `reset`).
+        Returns (obs, reward, distance, truncated) (Warp arrays and a bool); truncated is True
+        for all worlds after `episode_steps` steps (then call `reset`).
         """
         wp = self._wp
         if action is not None:
@@ -181,85 +108,9 @@ class BatchedReach:
             if tuple(a.shape) != tuple(self.action.shape):
                 raise ValueError(f"action must have shape {self.action.shape}, got {a.shape}")
             wp.copy(self.action, a)
-        with wp.ScopedDevice(self.device):
-            if self._graph is not None:
-                wp.capture_launch(self._graph)
-            else:
-                # The first step runs (and compiles) every kernel; on CUDA the step is then
-                # captured once as a graph (recorded, not run), and later steps replay it.
-                self._step_body()
-                if self.device.is_cuda:
-                    with wp.ScopedCapture() as cap:
-                        self._step_body()
-                    self._graph = cap.graph
+        self._advance()
         self._step_count += 1
         return self.obs, self.reward, self.distance, self._step_count >= self.episode_steps
-
-    def random_actions(self) -> None:
-        """Fill `self.action` with seeded uniform actions on the device (for benchmarks)."""
-        self._wp.launch(
-            self._k.random_actions,
-            dim=self.action.shape,
-            inputs=[self._rand_calls],
-            outputs=[self.action],
-            device=self.device,
-        )
-        self._rand_calls += 1
-
-    def overflow(self) -> bool:
-        """True when a world ran out of contact or constraint capacity (results unreliable)."""
-        flags = getattr(self.data, "overflow", None)
-        return bool(flags is not None and np.any(flags.numpy() != 0))
-
-    # -- internals ----------------------------------------------------------------------------
-
-    def _step_body(self) -> None:
-        wp, mjw, host = self._wp, self._mjw, self.host
-        wp.launch(
-            self._k.apply_action,
-            dim=self.n_worlds,
-            inputs=[
-                self.action,
-                host.kappa_rate,
-                host.kappa_max,
-                self._length_map,
-                self._rest,
-                self._act_ids,
-            ],
-            outputs=[self.kappa, self.data.ctrl],
-        )
-        for _ in range(self.n_substeps):
-            mjw.step(self.model, self.data)
-        # As Reach-v0: observe the state after the last integration, not before it.
-        mjw.forward(self.model, self.data)
-        self._observe()
-
-    def _observe(self) -> None:
-        wp, d, host = self._wp, self.data, self.host
-        wp.launch(
-            self._k.observe,
-            dim=self.n_worlds,
-            inputs=[
-                d.xpos,
-                d.xmat,
-                d.site_xpos,
-                d.cvel,
-                d.subtree_com,
-                self._end_body,
-                self._end_local,
-                int(host._tip_site),
-                self._tip_body,
-                self._tip_root,
-                d.mocap_pos,
-                int(host._target_mocap),
-                self.kappa,
-                host.kappa_max,
-                host.distance_weight,
-                float(Z_BAND[0]),
-                float(Z_BAND[1]),
-            ],
-            outputs=[self.obs, self.reward, self.distance],
-        )
 
 
 def compare_with_reach_v0(

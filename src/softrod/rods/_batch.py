@@ -9,6 +9,7 @@ hands it to a back end (numba threads here, `_batch_kernels`; NVIDIA Warp for ot
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from softrod.rods._batch_types import BatchArrays, BatchLoads
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._pcc import _pcc_lengths_matrix
+from softrod.rods._result import StaticResult
 from softrod.rods._sensitivity import tip_jacobian
 from softrod.rods._shooting import (
     _DEFAULT_TIP_TOL,
@@ -240,15 +242,32 @@ def _check_loads(
 # CPU back end
 
 
-def _model_arrays(model: RodModel) -> tuple[Any, ...]:
-    """The kernels' robot arrays, a flat tuple in `_batch_kernels._solve_batch`'s order."""
+#: The kernels' robot arrays of each compiled model and control mode (constant per model):
+#: repeated batches of one robot (a controller's finite differences, a sweep's chunks) build
+#: them once; the constant-curvature length matrix alone costs more than a small batch.
+_MODEL_ARRAYS: weakref.WeakKeyDictionary[RodModel, dict[bool, tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _model_arrays(model: RodModel, length_mode: bool) -> tuple[Any, ...]:
+    """The kernels' robot arrays, a flat tuple in `_batch_kernels._solve_batch`'s order
+    (cached per model and control mode)."""
+    per_model = _MODEL_ARRAYS.setdefault(model, {})
+    if length_mode not in per_model:
+        per_model[length_mode] = _build_model_arrays(model, length_mode)
+    return per_model[length_mode]
+
+
+def _build_model_arrays(model: RodModel, length_mode: bool) -> tuple[Any, ...]:
     axis = model.base_rotation[:, 2]
     straight = np.ascontiguousarray(model.base_position + model.node_s[:, None] * axis)
     n_t = model.n_tendons
-    if n_t:
+    if n_t and length_mode:
         pcc_l0, pcc_A = _pcc_lengths_matrix(model)
     else:
-        pcc_l0, pcc_A = np.zeros(0), np.zeros((0, 0))
+        # Only length control reads them (its cold start and tendon bending): same shapes.
+        pcc_l0, pcc_A = np.zeros(n_t), np.zeros((n_t, n_t))
     scales = np.array([model.moment_scale, model.tension_scale, model.total_length])
     # The tip error estimate's grid of twice the step (no point loads or dipoles in a batch).
     coarse, idx, ratio = _coarse_model(model, ())
@@ -333,7 +352,7 @@ def _solve_batch_cpu(
                 np.ascontiguousarray(start_forces),
                 flags,
             ),
-            _model_arrays(model),
+            _model_arrays(model, length_mode),
             rtol,
             max_iter,
             jacobian,
@@ -476,7 +495,7 @@ def solve_static_batch(
     distributed_force: Any = None,
     gravity: Any = None,
     device: str = "cpu",
-    guess: StaticBatchResult | None = None,
+    guess: StaticBatchResult | StaticResult | None = None,
     jacobian: bool = False,
     shapes: bool = False,
     threads: int | None = None,
@@ -503,7 +522,9 @@ def solve_static_batch(
     gravity : (B, 3) or (3,) [m/s^2].
     device : "cpu" (numba threads) or a Warp device such as "cuda:0" (needs softrod[warp]).
     guess : a previous `StaticBatchResult` of the same robot, control mode and B: each item
-        starts from that item's converged unknowns (failed items start cold).
+        starts from that item's converged unknowns (failed items start cold); or one
+        `solve_static` result of this robot and control mode: every item starts from it (as
+        `solve_static(guess=result)`, without the rigid-body predictor of a load change).
     jacobian : also return d tip_position / d actuation (B, 3, n_t) (as `tip_jacobian`).
     shapes : also return the backbone positions (B, n_nodes, 3).
     threads : CPU threads for this call (default: numba's, the number of cores).
@@ -582,9 +603,12 @@ def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> _Warm | None:
     they balance, checked."""
     if guess is None:
         return None
+    if isinstance(guess, StaticResult):
+        return _warm_from_result(guess, loads, n_t)
     if not isinstance(guess, StaticBatchResult):
         raise ValueError(
-            f"guess must be a StaticBatchResult of this robot, got {type(guess).__name__}"
+            "guess must be a StaticBatchResult or a StaticResult of this robot, got "
+            f"{type(guess).__name__}"
         )
     if len(guess) != loads.size:
         raise ValueError(f"guess has batch size {len(guess)} but the inputs have {loads.size}")
@@ -603,6 +627,49 @@ def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> _Warm | None:
             f"guess has {guess.balanced_actuation.shape[1]} tendons, this robot has {n_t}"
         )
     return _Warm(unknowns, guess.balanced_actuation, guess.balanced_forces)
+
+
+def _warm_from_result(guess: StaticResult, loads: BatchLoads, n_t: int) -> _Warm | None:
+    """Every item starts from one `solve_static` result (as `solve_static(guess=result)`): its
+    base moment (and tensions under length control) and, when it balances inputs the batch
+    takes (no point loads, chambers, field, moment actuators or friction profile), those
+    inputs, from which a large change is followed by continuation. A failed result: cold."""
+    if guess.tendon_tension.shape != (n_t,) or guess.base_moment.shape != (3,):
+        raise ValueError(
+            f"guess must be a result for a robot with {n_t} tendons, "
+            f"got one with {guess.tendon_tension.shape[0]}"
+        )
+    if not guess.success:
+        return None
+    B = loads.size
+    length_mode = loads.control == "length"
+    x = np.concatenate([guess.base_moment, guess.tendon_tension if length_mode else []])
+    unknowns = np.ascontiguousarray(np.broadcast_to(x, (B, x.shape[0])), dtype=float)
+    old = guess.warm.balanced_loads if guess.warm is not None else None
+    act = None
+    if old is not None and _batch_takes(old):
+        act = old.lengths if length_mode else old.tensions
+    if old is None or act is None:
+        return _Warm(unknowns, None, None)
+    forces = np.stack([old.tip_force, old.tip_moment, old.distributed_force, old.gravity])
+    return _Warm(
+        unknowns,
+        np.ascontiguousarray(np.broadcast_to(act, (B, n_t)), dtype=float),
+        np.ascontiguousarray(np.broadcast_to(forces, (B, 4, 3)), dtype=float),
+    )
+
+
+def _batch_takes(inputs: StaticLoads) -> bool:
+    """Whether a batch item can have these inputs (actuation and the four load vectors only)."""
+    return (
+        not inputs.point_loads
+        and inputs.pressures is None
+        and inputs.moments is None
+        and inputs.tension_profile is None
+        and inputs.magnet_forces is None
+        and not np.any(inputs.field)
+        and not np.any(inputs.field_gradient)
+    )
 
 
 def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) -> StaticBatchResult:

@@ -37,7 +37,10 @@ def read_results(path: str | Path) -> Any:
     a ValueError naming it."""
     _, pq = _pa()
     try:
-        return pq.read_table(path)
+        # One open file: a path lets pyarrow take the size and then reopen the name, which a
+        # running sweep's flush may have replaced in between (a spurious "truncated" error).
+        with open(path, "rb") as handle:
+            return pq.read_table(handle)
     except FileNotFoundError:
         raise
     except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way

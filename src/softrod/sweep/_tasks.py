@@ -223,6 +223,42 @@ def _setup(job: SweepJob) -> tuple[Callable[..., Any], RobotSpec | None]:
     return cached
 
 
+def _make_point(
+    job: SweepJob, robot: RobotSpec | None, index: int, pid: str, params: dict[str, Any]
+) -> SweepPoint:
+    """The point's `SweepPoint`: the base inputs and robot with its parameter values set."""
+    inputs = copy.deepcopy(job.inputs)
+    fields: dict[str, Any] = {}
+    for path, value in params.items():
+        if path.startswith("inputs."):
+            set_path(inputs, path.split(".", 1)[1], copy.deepcopy(value))
+        else:
+            fields[path] = value
+    point_robot = robot
+    if fields:
+        if robot is None:
+            raise ValueError(
+                f"parameter {next(iter(fields))!r} is a description field, but the sweep "
+                "has no robot"
+            )
+        point_robot = with_fields(robot, fields)
+    return SweepPoint(
+        pid, index, dict(params), point_robot, inputs, dict(job.options), Path(job.spec_dir)
+    )
+
+
+def _finish_row(row: dict[str, Any], result: Any, params: dict[str, Any]) -> None:
+    """Check a task's output mapping and add its flattened columns to `row`."""
+    if not isinstance(result, Mapping):
+        raise ValueError(f"task returned {type(result).__name__}, expected a mapping")
+    flat: dict[str, Any] = {}
+    _flatten("", result, flat)
+    clash = [k for k in flat if k in RESERVED_COLUMNS or k in params]
+    if clash:
+        raise ValueError(f"task output {clash[0]!r} clashes with a reserved or parameter column")
+    row.update(flat)
+
+
 def _run_point(
     job: SweepJob,
     func: Callable[..., Any],
@@ -236,35 +272,7 @@ def _run_point(
     row: dict[str, Any] = {"point_id": pid, "index": index, "status": "ok", "error": None}
     row.update(params)
     try:
-        inputs = copy.deepcopy(job.inputs)
-        fields: dict[str, Any] = {}
-        for path, value in params.items():
-            if path.startswith("inputs."):
-                set_path(inputs, path.split(".", 1)[1], copy.deepcopy(value))
-            else:
-                fields[path] = value
-        point_robot = robot
-        if fields:
-            if robot is None:
-                raise ValueError(
-                    f"parameter {next(iter(fields))!r} is a description field, but the sweep "
-                    "has no robot"
-                )
-            point_robot = with_fields(robot, fields)
-        point = SweepPoint(
-            pid, index, dict(params), point_robot, inputs, dict(job.options), Path(job.spec_dir)
-        )
-        result = func(point)
-        if not isinstance(result, Mapping):
-            raise ValueError(f"task returned {type(result).__name__}, expected a mapping")
-        flat: dict[str, Any] = {}
-        _flatten("", result, flat)
-        clash = [k for k in flat if k in RESERVED_COLUMNS or k in params]
-        if clash:
-            raise ValueError(
-                f"task output {clash[0]!r} clashes with a reserved or parameter column"
-            )
-        row.update(flat)
+        _finish_row(row, func(_make_point(job, robot, index, pid, params)), params)
     except Exception as exc:  # noqa: BLE001 - a failing point is recorded, the sweep goes on
         row["status"] = "error"
         tb = traceback.extract_tb(exc.__traceback__)
@@ -273,6 +281,126 @@ def _run_point(
     row["elapsed_s"] = time.perf_counter() - t0
     row["worker"] = worker
     return row
+
+
+# ---------------------------------------------------------------------------------------------
+# Batched static points: one `solve_static_batch` per robot of a chunk
+
+#: Least points of one robot in a chunk that go through one batched solve (fewer: one by one).
+MIN_BATCH = 2
+#: `static_tip` inputs a batch takes per item (the others are the (3,) load vectors).
+_BATCH_VECTORS = ("tip_force", "tip_moment", "distributed_force", "gravity")
+
+
+def _batch_key(point: SweepPoint) -> tuple[str, Any, str] | None:
+    """(robot JSON, steps, control) of a `static_tip` point that a batch solves as
+    `solve_static` would (single shooting, no options beyond `steps`), else None."""
+    opts = dict(point.options)
+    if point.robot is None or str(opts.pop("method", "shooting")) != "shooting":
+        return None
+    steps = opts.pop("steps", None)
+    if opts or set(point.inputs) - set(_STATIC_INPUTS):
+        return None
+    if "tensions" in point.inputs and "lengths" in point.inputs:
+        return None
+    control = "lengths" if "lengths" in point.inputs else "tensions"
+    return point.robot.model_dump_json(), steps, control
+
+
+def _static_group(
+    job: SweepJob,
+    robot: RobotSpec | None,
+    group: list[tuple[int, SweepPoint]],
+    control: str,
+    steps: Any,
+    worker: str,
+    rows: list[dict[str, Any] | None],
+) -> None:
+    """Solve a group of `static_tip` points of one robot in one `solve_static_batch` call
+    (one thread: the sweep's workers are the parallelism) and fill their rows. Items the batch
+    does not answer with success (multiple shooting, unstable, not converged) and any group the
+    batch refuses run through `solve_static` one by one, so every row is what the per-point
+    task returns (the batch's items are `solve_static`'s answers: same tip, residual, nit)."""
+    from softrod.rods import solve_static_batch
+
+    t0 = time.perf_counter()
+    first = group[0][1]
+    assert first.robot is not None
+    try:
+        model = _compiled(first.robot, steps)
+        n_t = model.n_tendons
+
+        def column(name: str, width: int) -> np.ndarray:
+            rows = [np.asarray(p.inputs.get(name, np.zeros(width)), float) for _, p in group]
+            if any(r.shape != (width,) for r in rows):
+                raise ValueError(f"{name}: not ({width},) at every point")
+            return np.array(rows)
+
+        kwargs: dict[str, Any] = {name: column(name, 3) for name in _BATCH_VECTORS}
+        kwargs[control] = column(control, n_t)
+        batch = solve_static_batch(model, **kwargs, threads=1)
+    except (ValueError, TypeError):
+        # Inputs the batch refuses (shapes, values, routing): each point reports its own error.
+        batch = None
+    share = (time.perf_counter() - t0) / len(group)
+    for item, (slot, point) in enumerate(group):
+        if batch is None or not batch.success[item]:
+            rows[slot] = _run_point(
+                job, static_tip, robot, point.index, point.point_id, point.params, worker
+            )
+            continue
+        tip = batch.tip_position[item]
+        row: dict[str, Any] = {
+            "point_id": point.point_id, "index": point.index, "status": "ok", "error": None,
+        }  # fmt: skip
+        row.update(point.params)
+        result = {
+            "tip_x": float(tip[0]),
+            "tip_y": float(tip[1]),
+            "tip_z": float(tip[2]),
+            "success": True,
+            "residual": float(batch.residual[item]),
+            "nit": int(batch.iterations[item]),
+        }
+        try:
+            _finish_row(row, result, point.params)
+        except ValueError as exc:
+            row.update(status="error", error=f"ValueError: {exc}")
+        row["elapsed_s"] = share
+        row["worker"] = worker
+        rows[slot] = row
+
+
+def _run_static_chunk(
+    job: SweepJob,
+    robot: RobotSpec | None,
+    points: list[tuple[int, str, dict[str, Any]]],
+    worker: str,
+) -> list[dict[str, Any]]:
+    """`static_tip` points: those of one robot (same description after the point's fields,
+    same `steps`, same control) are solved in one batch; the rest one by one."""
+    rows: list[dict[str, Any] | None] = [None] * len(points)
+    groups: dict[tuple[str, Any, str], list[tuple[int, SweepPoint]]] = {}
+    for slot, (i, pid, params) in enumerate(points):
+        try:
+            point = _make_point(job, robot, i, pid, params)
+            key = _batch_key(point)
+        except Exception:  # noqa: BLE001 - the per-point runner records the error
+            key = None
+        if key is None:
+            rows[slot] = _run_point(job, static_tip, robot, i, pid, params, worker)
+        else:
+            groups.setdefault(key, []).append((slot, point))
+    for (_, steps, control), group in groups.items():
+        if len(group) < MIN_BATCH:
+            for slot, p in group:
+                rows[slot] = _run_point(
+                    job, static_tip, robot, p.index, p.point_id, p.params, worker
+                )
+        else:
+            _static_group(job, robot, group, control, steps, worker, rows)
+    assert all(row is not None for row in rows)
+    return rows  # type: ignore[return-value]
 
 
 def error_rows(
@@ -300,4 +428,6 @@ def run_chunk(job: SweepJob, points: list[tuple[int, str, dict[str, Any]]]) -> l
         func, robot = _setup(job)
     except Exception as exc:  # noqa: BLE001 - setup errors are recorded per point
         return error_rows(points, f"{type(exc).__name__}: {exc}", worker)
+    if func is static_tip:
+        return _run_static_chunk(job, robot, points, worker)
     return [_run_point(job, func, robot, i, pid, params, worker) for i, pid, params in points]
