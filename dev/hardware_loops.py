@@ -6,7 +6,8 @@ Replays the val recording through the calibrated description FITTED (`softrod ha
 once per CASE (default mu=0 mu=0.05 mu=0.1 mu=0.2): `mu=V` capstan friction held at V
 (`friction_sequence`, length control, state carried row to row), `play=B` a constant play of
 B [m] on the displacements (`calibration.backlash`, frictionless), `tplay=BETA` a play of
-BETA [m/N] times the tendon tension (`calibration.backlash_per_tension`), `file` the
+BETA [m/N] times the tendon tension (`calibration.backlash_per_tension`), `hole=MU:ALPHA`
+capstan friction MU with the holes' own wrap ALPHA [rad per hole] (`hole_wrap`), `file` the
 description as it is. Prints, per val pattern, the loop the measurement and each replay make:
 
 * a pattern is a ramp out and back (`|d|` grows, then shrinks); the pull branch is its rows up
@@ -31,7 +32,7 @@ import time
 
 import numpy as np
 
-from softrod.description import load_robot
+from softrod.description import TendonFrictionSpec, load_robot
 from softrod.validate._hardware import (
     friction_sequence,
     motion_direction,
@@ -97,6 +98,15 @@ def main() -> None:
                 d,
                 sequence_model=friction_sequence,
                 friction=(float(value), 0.0),
+            )
+        elif kind == "hole":
+            mu, alpha = (float(v) for v in value.split(":"))
+            block = TendonFrictionSpec(mu=mu, hole_wrap=alpha)
+            tips[case], ok = replay_marker(
+                spec.model_copy(update={"calibration": plain, "tendon_friction": block}),
+                d,
+                sequence_model=friction_sequence,
+                friction=(mu, 0.0),
             )
         elif kind in ("play", "tplay"):
             key = "backlash" if kind == "play" else "backlash_per_tension"
