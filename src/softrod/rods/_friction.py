@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -298,7 +298,8 @@ def _solve_frozen(
     """`solve_static`'s shooting path on loads that carry a tension profile; the stability
     test only when asked (the fixed point runs it once, on its last solve); the tip error
     estimate only with `estimate` (the fixed point runs it on a step's first solve)."""
-    solver = METHODS["shooting"]
+    # The registry's solvers take options by keyword (`METHODS`: **options).
+    solver: Callable[..., StaticResult] = METHODS["shooting"]
 
     def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
         return solver(model, loads, start, rtol, max_iter, error_estimate=estimate)
