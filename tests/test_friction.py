@@ -219,6 +219,26 @@ def test_length_control_with_friction_runs_a_loop():
     assert np.linalg.norm(seq.tip_position[-1] - seq.tip_position[0]) < IDENTITY_TOL_M
 
 
+def test_hole_wrap_holds_a_residual_bend_at_the_straight_command():
+    # Three equal tensions hold the robot straight. Pull tendon 0 (at +x) and return: the
+    # shape's own wrap vanishes on the way back to straight, so plain capstan friction returns
+    # it there; the holes' own wrap keeps tendon 0's distal tension up (let out: exp(+mu
+    # theta)) and the others' down (taken in again), a residual bend toward +x.
+    spec = _robot(1)
+    tensions = np.ones((3, 3))
+    tensions[1, 0] = 2.5
+    plain = solve_sequence(spec, tensions=tensions, mu=0.2)
+    assert np.linalg.norm(plain.tip_position[2, :2]) < 1e-9
+    held = solve_sequence(spec, tensions=tensions, mu=0.2, hole_wrap=0.05)
+    assert held.success.all(), held.message
+    assert held.tip_position[2, 0] > LOOP_MIN_M
+    assert held.tip_tension[2, 0] > 1.0 > held.tip_tension[2, 1]
+    # From the description's block: the same answers.
+    block = {**spec.to_dict(), "tendon_friction": {"mu": 0.2, "hole_wrap": 0.05}}
+    from_file = solve_sequence(softrod.load_robot(block), tensions=tensions)
+    assert np.array_equal(from_file.tip_position, held.tip_position)
+
+
 def test_friction_from_the_description():
     data = _robot(1).to_dict()
     data["tendon_friction"] = {"mu": 0.2}

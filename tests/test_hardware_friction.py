@@ -102,3 +102,61 @@ def test_fit_with_friction_writes_the_block(
     rep = json.loads(capsys.readouterr().out)
     assert rep["friction"] == pytest.approx(fit["friction"], rel=1e-12)
     assert rep["rows"] == FEW_ROWS and rep["converged_fraction"] == 1.0
+
+
+def test_tension_play_is_play_at_zero_per_tension_and_widens_with_tension() -> None:
+    from softrod.validate._hardware import play, tension_play
+
+    rng = np.random.default_rng(0)
+    d = np.cumsum(rng.normal(0.0, 1e-4, size=(40, 3)), axis=0)
+    every = np.ones(len(d), dtype=bool)
+    flat = tension_play(d, 5e-5, 0.0, lambda i, e: np.full(3, 2.0), every)
+    np.testing.assert_array_equal(flat, play(d, 5e-5))
+    # A constant tension T: the play of width backlash + per_tension * T (after the first
+    # solved row; the first row has no tension yet and follows the command).
+    # A constant tension T from the first solved row on: the play of width backlash +
+    # per_tension * T (the first row follows the command in both).
+    wide = tension_play(d, 5e-5, 1e-4, lambda i, e: np.full(3, 2.0), every)
+    np.testing.assert_array_equal(wide, play(d, 2.5e-4))
+    assert np.abs(wide - d).max() > np.abs(flat - d).max()
+
+
+def test_replay_with_tension_play_lags_the_command(tmp_path: Path) -> None:
+    # A pull and its reversal: with the tension play the robot is bent further on the way back
+    # at the same command (the effective displacement leads on release).
+    short = _short(tmp_path)
+    rec = read_recording(short)
+    spec = calibrated_robot("ftdcr_v4", PARAMS, servo_columns=list(rec.servo_columns))
+    d = np.r_[rec.displacement[:6], rec.displacement[4::-1]]
+    base, ok0 = replay_marker(spec, d)
+    cal = spec.calibration
+    assert cal is not None
+    played = spec.model_copy(
+        update={"calibration": cal.model_copy(update={"backlash_per_tension": 1e-4})}
+    )
+    tips, ok = replay_marker(played, d)
+    assert ok.all() and ok0.all()
+    # Frictionless: out and back on one line; with the play: apart at equal command.
+    assert np.linalg.norm(base[4] - base[6]) < 1e-9
+    assert np.linalg.norm(tips[4] - tips[6]) > 1e-4
+    # The static rod and the chain read the same block.
+    chain, okc = replay_marker(played, d[:3], model="mujoco", links=10)
+    assert okc.all() and np.isfinite(chain).all()
+
+
+def test_fit_with_tension_backlash_writes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fitted.yaml"
+    train = recording_path("ftdcr_v4", "train")
+    code = main(
+        ["hardware", "fit", "ftdcr_v4", "--data", str(train), "-o", str(out), "--json",
+         "--stride", str(STRIDE), "--max-nfev", str(MAX_NFEV), "--tension-backlash"]
+    )  # fmt: skip
+    assert code == 0
+    fit = json.loads(capsys.readouterr().out)
+    beta = fit["params"]["backlash_per_tension_m_per_N"]
+    assert 0.0 <= beta <= 1e-3 and fit["friction"] is None
+    assert yaml.safe_load(out.read_text())["calibration"]["backlash_per_tension"] == beta
+    se = fit["standard_errors"]
+    assert se is None or "backlash_per_tension_m_per_N" in se

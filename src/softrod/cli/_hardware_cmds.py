@@ -51,6 +51,20 @@ def fit_cmd(
             "--friction", help="Also fit the tendon friction coefficient mu (solve_sequence)."
         ),
     ] = False,
+    hole_wrap: Annotated[
+        bool,
+        typer.Option(
+            "--hole-wrap",
+            help="With friction: also fit the holes' own wrap angle (friction where straight).",
+        ),
+    ] = False,
+    tension_backlash: Annotated[
+        bool,
+        typer.Option(
+            "--tension-backlash",
+            help="Also fit a play per newton of tendon tension (friction behind a compliance).",
+        ),
+    ] = False,
 ) -> None:
     """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0 unless
     --friction) and write one calibrated robot description that the static solver, the MuJoCo
@@ -61,7 +75,15 @@ def fit_cmd(
     if stride < 1 or max_nfev < 1:
         raise CliError(f"--stride and --max-nfev must be >= 1, got {stride} and {max_nfev}")
     out = prepare_output(output, overwrite=overwrite)
-    fit = fit_recording(robot, data, stride=stride, max_nfev=max_nfev, friction=friction)
+    fit = fit_recording(
+        robot,
+        data,
+        stride=stride,
+        max_nfev=max_nfev,
+        friction=friction,
+        hole_wrap=hole_wrap,
+        tension_backlash=tension_backlash,
+    )
     write_fitted(fit, out)
     obj = {**fit_summary(fit), "output": str(out)}
     if as_json:

@@ -7,7 +7,9 @@ mapping between the recording's columns and the robot:
 * input: a recording row's servo displacements d_i [recording units, positive = pulled in], in
   the order of `servo_columns` = tendon order, become commanded tendon lengths
   L_cmd,i = L_rest,i - d_i - pretension_i / k_i (L_rest: the straight-pose path length, k_i the
-  tendon's stiffness), after the backlash (play) operator of width `backlash` on each tendon;
+  tendon's stiffness), after the backlash (play) operator of width `backlash` on each tendon
+  (plus `backlash_per_tension` times the tendon's tension [N] of the previous solved row:
+  friction proportional to the tension, behind a compliance, docs/friction.md);
 * output: the tracked marker sits `marker_offset` [m] beyond the tip along the tip tangent; the
   tracker frame is the robot's base frame turned by R = R_y(tilt_y) R_x(tilt_x) R_z(yaw) and
   moved by `tracker_translation`: p_tracker = R p_base + translation.
@@ -40,6 +42,11 @@ class CalibrationSpec(Spec):
         description="Tension of each tendon at zero displacement in the straight pose [N]."
     )
     backlash: float = Field(default=0.0, description="Play on each tendon's displacement [m].")
+    backlash_per_tension: float = Field(
+        default=0.0,
+        description="Play added per newton of the tendon's tension [m/N] (friction "
+        "proportional to the tension); 0 for none.",
+    )
     marker_offset: float = Field(
         default=0.0, description="Marker distance beyond the tip along the tip tangent [m]."
     )
@@ -65,6 +72,10 @@ class CalibrationSpec(Spec):
             raise ValueError(f"servo_columns must be distinct, got {self.servo_columns}")
         if self.backlash < 0:
             raise ValueError(f"backlash must be >= 0, got {self.backlash!r}")
+        if not self.backlash_per_tension >= 0:
+            raise ValueError(
+                f"backlash_per_tension must be >= 0 [m/N], got {self.backlash_per_tension!r}"
+            )
         if min(self.pretension, default=0.0) < 0:
             raise ValueError(f"pretension must be >= 0 [N], got {self.pretension}")
         return self

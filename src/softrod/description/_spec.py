@@ -180,10 +180,15 @@ class TendonFrictionSpec(Spec):
         description="Reversal of the tension command [N] smaller than this keeps the tendon "
         "stuck (its tension profile unchanged); 0 for none.",
     )
+    hole_wrap: float = Field(
+        default=0.0,
+        description="Wrap angle [rad] every hole adds to the tendon's path even where the robot "
+        "is straight (hole clearance and misalignment); 0 for none.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> TendonFrictionSpec:
-        for name in ("mu", "stick_band"):
+        for name in ("mu", "stick_band", "hole_wrap"):
             value = getattr(self, name)
             if not value >= 0.0:
                 raise ValueError(f"{name} must be >= 0, got {value!r}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,12 +71,17 @@ class FrictionState:
     direction : (n_t,) +1 when the last change pulled the tendon in, -1 when it let it out,
         0 before any change.
     result : the last equilibrium (warm start and wrap angles of the next step), None at rest.
+    step_change : (base tension change (n_t,) [N], command change (n_t,), wrap change
+        (n_steps, n_t) [rad]) over the last step, None before two steps: under length control
+        the next step extrapolates the base tensions and the wrap along it to start its fixed
+        point closer to the answer (fewer solves, the same answer).
     """
 
     tension: np.ndarray
     command: np.ndarray
     direction: np.ndarray
     result: StaticResult | None = None
+    step_change: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +158,20 @@ def _hole_table(model: RodModel) -> tuple[np.ndarray, np.ndarray]:
     for i, r in enumerate(rows):
         hole_node[i, : len(r)] = r
     return hole_node, np.array([len(r) - 1 for r in rows], dtype=np.int64)
+
+
+def hole_count(model: RodModel) -> np.ndarray:
+    """(n_steps, n_t) number of holes of each tendon at nodes <= each step's first node (the
+    holes proximal to the step; 0 past the anchor): the wrap a `hole_wrap` per hole adds."""
+    hole_node, n_hole = _holes(model)
+    n_steps = model.step_seg.shape[0]
+    count = np.zeros((n_steps, hole_node.shape[0]))
+    k = np.arange(n_steps)
+    for i in range(hole_node.shape[0]):
+        nodes = hole_node[i, : n_hole[i]]
+        anchor = hole_node[i, n_hole[i]]
+        count[:, i] = np.where(k < anchor, np.searchsorted(nodes, k, side="right"), 0)
+    return count
 
 
 @njit(cache=True)
@@ -240,16 +259,17 @@ def _per_tendon(name: str, value: Any, n_t: int) -> np.ndarray:
     return arr
 
 
-def _friction_of(spec: RobotSpec) -> tuple[np.ndarray, np.ndarray]:
-    """(mu (n_t,), stick_band (n_t,)) from the description: `tendons[i].friction`, else the
-    robot's `tendon_friction`, else none."""
+def _friction_of(spec: RobotSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mu (n_t,), stick_band (n_t,), hole_wrap (n_t,)) from the description:
+    `tendons[i].friction`, else the robot's `tendon_friction`, else none."""
     default = spec.tendon_friction
-    mu, band = [], []
+    mu, band, wrap = [], [], []
     for _, tendon in spec.tendon_list():
         fr = tendon.friction if tendon.friction is not None else default
         mu.append(0.0 if fr is None else fr.mu)
         band.append(0.0 if fr is None else fr.stick_band)
-    return np.array(mu, dtype=float), np.array(band, dtype=float)
+        wrap.append(0.0 if fr is None else fr.hole_wrap)
+    return np.array(mu, dtype=float), np.array(band, dtype=float), np.array(wrap, dtype=float)
 
 
 def _rows(name: str, value: Any, n_rows: int, width: int) -> np.ndarray:
@@ -273,13 +293,16 @@ def _solve_frozen(
     rtol: float,
     max_iter: int,
     check_stability: bool,
+    estimate: bool = True,
 ) -> StaticResult:
     """`solve_static`'s shooting path on loads that carry a tension profile; the stability
-    test only when asked (the fixed point runs it once, on its last solve)."""
-    solver = METHODS["shooting"]
+    test only when asked (the fixed point runs it once, on its last solve); the tip error
+    estimate only with `estimate` (the fixed point runs it on a step's first solve)."""
+    # The registry's solvers take options by keyword (`METHODS`: **options).
+    solver: Callable[..., StaticResult] = METHODS["shooting"]
 
     def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
-        return solver(model, loads, start, rtol, max_iter)
+        return solver(model, loads, start, rtol, max_iter, error_estimate=estimate)
 
     result = solve(inp, guess)
     if check_stability and result.success:
@@ -294,6 +317,7 @@ def solve_sequence(
     lengths: Sequence[Sequence[float]] | np.ndarray | None = None,
     mu: float | Sequence[float] | np.ndarray | None = None,
     stick_band: float | Sequence[float] | np.ndarray | None = None,
+    hole_wrap: float | Sequence[float] | np.ndarray | None = None,
     tip_force: Sequence[float] | np.ndarray | None = None,
     tip_moment: Sequence[float] | np.ndarray | None = None,
     distributed_force: Sequence[float] | np.ndarray | None = None,
@@ -318,6 +342,9 @@ def solve_sequence(
         (`tendons[i].friction.mu`, else `tendon_friction.mu`, else 0).
     stick_band : tension reversal [N] that keeps a tendon stuck, scalar or (n_t,); None takes
         the description's. Tension control only (with lengths it must be 0).
+    hole_wrap : wrap angle [rad] every hole adds to the tendon's path, also where the robot is
+        straight (clearance and misalignment of the holes), scalar or (n_t,); None takes the
+        description's (`friction.hole_wrap`, default 0: the wrap is the shape's alone).
     tip_force, tip_moment, distributed_force, gravity : (3,) for every step or (T, 3) per step,
         as in `solve_static` [N], [N m], [N/m], [m/s^2].
     state : the `SequenceResult.state` of a previous sequence to continue from; None starts
@@ -344,9 +371,12 @@ def solve_sequence(
         name = "lengths" if length_mode else "tensions"
         raise ValueError(f"{name} must have shape (T, {n_t}) with T >= 1, got {cmd.shape}")
     n_rows = cmd.shape[0]
-    mu_d, band_d = _friction_of(model.spec)
+    mu_d, band_d, wrap_d = _friction_of(model.spec)
     mu_v = mu_d if mu is None else _per_tendon("mu", mu, n_t)
     band = band_d if stick_band is None else _per_tendon("stick_band", stick_band, n_t)
+    wrap = wrap_d if hole_wrap is None else _per_tendon("hole_wrap", hole_wrap, n_t)
+    # The wrap of the holes themselves, added to the shape's at every step.
+    baseline = hole_count(model) * wrap[None, :] if np.any(wrap > 0.0) else None
     if length_mode and np.any(band > 0.0):
         raise ValueError("stick_band applies to tension control only; give tensions or band 0")
     for name, value in (("rtol", rtol), ("friction_tol", friction_tol)):
@@ -407,6 +437,7 @@ def solve_sequence(
             state,
             mu_v,
             band,
+            baseline,
             rtol,
             max_iter,
             check_stability,
@@ -450,13 +481,24 @@ def _step(
     state: FrictionState,
     mu: np.ndarray,
     band: np.ndarray,
+    baseline: np.ndarray | None,
     rtol: float,
     max_iter: int,
     check_stability: bool,
     tol: float,
     max_fix: int,
 ) -> tuple[FrictionState, StaticResult, int, bool]:
-    """One step of the sequence: (new state, result, fixed-point solves, converged)."""
+    """One step of the sequence: (new state, result, fixed-point solves, converged).
+    baseline : (n_steps, n_t) wrap [rad] of the holes themselves (`hole_wrap`), or None."""
+
+    def wrap_of(res: StaticResult | None) -> np.ndarray:
+        theta = (
+            tendon_wrap(model, res.positions, res.rotations)
+            if res is not None
+            else np.zeros_like(state.tension)
+        )
+        return theta if baseline is None else theta + baseline
+
     n_t = mu.shape[0]
     length_mode = inp.lengths is not None
     prev = state.tension
@@ -475,13 +517,19 @@ def _step(
         inp = dataclasses.replace(inp, tensions=tau)
     guess = state.result
     # Start from the wrap of the last shape (the straight robot at rest).
-    theta = (
-        tendon_wrap(model, guess.positions, guess.rotations)
-        if guess is not None
-        else np.zeros_like(prev)
-    )
+    theta = theta_start = wrap_of(guess)
     base = inp.tensions if inp.tensions is not None else _guess_tension(guess, n_t)
+    if length_mode and state.step_change is not None and guess is not None:
+        # Extrapolate the base tensions and the wrap along the last step (a ramp of
+        # commands): the profile scale then starts near its fixed point, not one row behind.
+        d_tension, d_command, d_theta = state.step_change
+        step = command - state.command
+        denom = float(d_command @ d_command)
+        ratio = min(max(float(step @ d_command) / denom if denom > 0.0 else 0.0, 0.0), 2.0)
+        base = np.maximum(base + ratio * d_tension, 0.0)
+        theta = np.maximum(theta + ratio * d_theta, 0.0)
     scale = _scale(prev, base, theta, mu, held)
+    first: StaticResult | None = None
     result: StaticResult | None = None
     converged = False
     fixes = 0
@@ -491,10 +539,13 @@ def _step(
         fixes += 1
         used = scale
         frozen = dataclasses.replace(inp, tension_profile=scale)
-        result = _solve_frozen(model, frozen, guess, rtol, max_iter, False)
+        # The tip error estimate on the first solve only: the later ones move the shape by the
+        # fixed point's small corrections (its note is carried to the answer below).
+        result = _solve_frozen(model, frozen, guess, rtol, max_iter, False, first is None)
+        first = first or result
         if not result.success:
             break
-        theta = tendon_wrap(model, result.positions, result.rotations)
+        theta = wrap_of(result)
         base = result.tendon_tension
         new = _scale(prev, base, theta, mu, held)
         change = float(np.max(np.abs(new - scale), initial=0.0))
@@ -511,7 +562,7 @@ def _step(
             if replaced:
                 if not result.success:
                     break
-                theta = tendon_wrap(model, result.positions, result.rotations)
+                theta = wrap_of(result)
                 new = _scale(prev, result.tendon_tension, theta, mu, held)
                 change = float(np.max(np.abs(new - scale), initial=0.0))
         if change < tol:
@@ -519,10 +570,17 @@ def _step(
             break
         scale, last = _anderson(scale, new, last)
         guess = result
-    assert result is not None
+    assert result is not None and first is not None
     if not result.success:
         # A failed step leaves the state as it was (the next step starts from there).
         return state, result, fixes, False
+    if result is not first:
+        note = first.message.partition(";")[2] if "grid kept" in first.message else ""
+        result = dataclasses.replace(
+            result,
+            tip_error=first.tip_error,
+            message=result.message + (f";{note}" if note else ""),
+        )
     profile = used * result.tendon_tension
     direction = state.direction.copy()
     eff = state.command.copy()
@@ -532,7 +590,20 @@ def _step(
         eff[~held] = command[~held]
     else:
         eff = command.copy()
-    new_state = FrictionState(tension=profile, command=eff, direction=direction, result=result)
+    change_of_step = None
+    if length_mode and state.result is not None:
+        change_of_step = (
+            result.tendon_tension - state.result.tendon_tension,
+            command - state.command,
+            wrap_of(result) - theta_start,
+        )
+    new_state = FrictionState(
+        tension=profile,
+        command=eff,
+        direction=direction,
+        result=result,
+        step_change=change_of_step,
+    )
     return new_state, result, fixes, converged
 
 

@@ -39,7 +39,13 @@ from typing import Any, Literal
 import numpy as np
 
 from softrod.datasets import TdcrRecording, load_tdcr_recording
-from softrod.description import CalibrationSpec, RobotSpec, find_robot, load_robot
+from softrod.description import (
+    CalibrationSpec,
+    RobotSpec,
+    TendonFrictionSpec,
+    find_robot,
+    load_robot,
+)
 from softrod.rods import FrictionState, compile_model, solve_sequence, solve_static
 
 __all__ = [
@@ -100,11 +106,27 @@ DIFF_STEP = 1e-4
 #: Rigid links of the hardware MuJoCo chain (the authors use 10 per segment on ftdcr_v4).
 HARDWARE_LINKS = 30
 
+#: Friction fixed point's tolerance in the hardware replay (`friction_sequence`): the tension
+#: scale to 1e-8 moves the tip by < 1e-9 m (measured on ftdcr_v4 val at mu = 0.1: 5e-10 m
+#: against 1e-12), far below the tracker's 0.1 mm, at one fixed-point solve a row less than
+#: `solve_sequence`'s default 1e-10.
+REPLAY_FRICTION_TOL = 1e-8
+#: Tension-proportional play (`tension_backlash`): start, bounds [m/N] and optimizer scale.
+#: 5e-5 m/N is 0.1 mm of play at 2 N (the val loops' width, docs/validation.md).
+TENSION_BACKLASH_INITIAL = 2e-5
+TENSION_BACKLASH_BOUNDS = (0.0, 1e-3)
+TENSION_BACKLASH_SCALE = 5e-5
+
 #: Friction fit (with a sequence model): start (mu, stick band [m]), bounds and optimizer
 #: scales. The stick band is a commanded-length change [m] inside which the tendon sticks.
 FRICTION_INITIAL = (0.1, 2e-4)
 FRICTION_BOUNDS = ((0.0, 0.0), (1.0, 2e-3))
 FRICTION_SCALE = (0.1, 1e-4)
+#: The holes' own wrap (`hole_wrap`, friction where the robot is straight): start, bounds
+#: [rad per hole] and optimizer scale. 0.1 rad per hole is a tendon tilted by ~6 deg in it.
+HOLE_WRAP_INITIAL = 0.02
+HOLE_WRAP_BOUNDS = (0.0, 0.3)
+HOLE_WRAP_SCALE = 0.02
 #: Singular values of the calibration Jacobian below this fraction of the largest leave a
 #: direction of the parameters undetermined by the data (no standard errors then).
 IDENTIFIABLE_RCOND = 1e-8
@@ -125,6 +147,9 @@ class HardwareParams:
     translation: tuple[float, float, float] = (0.0, 0.0, 0.0)
     tilt: tuple[float, float] = (0.0, 0.0)
     backlash: float = 0.0
+    #: Play per newton of tendon tension [m/N] (not in the vector: `calibrate_hardware`'s
+    #: `tension_backlash` appends it).
+    backlash_per_tension: float = 0.0
 
     def to_vector(self) -> np.ndarray:
         return np.array(
@@ -163,6 +188,7 @@ class HardwareParams:
             "translation_m": list(self.translation),
             "tilt_deg": [math.degrees(a) for a in self.tilt],
             "backlash_m": self.backlash,
+            "backlash_per_tension_m_per_N": self.backlash_per_tension,
         }
 
 
@@ -205,6 +231,7 @@ def calibrated_robot(
         units="mm",
         pretension=[float(v) for v in pre],
         backlash=params.backlash,
+        backlash_per_tension=params.backlash_per_tension,
         marker_offset=params.marker_offset,
         tracker_translation=params.translation,
         tracker_tilt_deg=(math.degrees(params.tilt[0]), math.degrees(params.tilt[1])),
@@ -290,7 +317,14 @@ def friction_sequence(
     state: FrictionState | None = None
     for i, ell in enumerate(np.asarray(lengths, dtype=float)):
         # One row at a time: the row's equilibrium (tip tangent) is in the carried state.
-        res = solve_sequence(model, lengths=ell[None, :], mu=mu, stick_band=0.0, state=state)
+        res = solve_sequence(
+            model,
+            lengths=ell[None, :],
+            mu=mu,
+            stick_band=0.0,
+            state=state,
+            friction_tol=REPLAY_FRICTION_TOL,
+        )
         state = res.state
         ok[i] = bool(res.success[0])
         tips[i] = res.tip_position[0]
@@ -382,6 +416,113 @@ def _mujoco_sequence(
     return tips, tangents, ok
 
 
+def tension_play(
+    displacement: np.ndarray,
+    backlash: float,
+    per_tension: float,
+    solve: Callable[[int, np.ndarray], np.ndarray],
+    selected: np.ndarray,
+) -> np.ndarray:
+    """Play operator whose width grows with the tendon's tension (rows in time order).
+
+    The effective displacement of tendon i follows the command d_i only once it is more than
+    b_i = backlash + per_tension * T_i away, T_i [N] the tension of the last solved row (0
+    before the first): a Coulomb friction proportional to the tension (capstan at a guide)
+    behind a compliance, so the displacement that reaches the robot lags by b_i on a reversal.
+    displacement (T, n) [m]; solve(row, effective (n,)) solves a `selected` row and returns its
+    tensions (n,) [N]. Returns the effective displacements (T, n) [m]. With per_tension = 0 it
+    is `play(displacement, backlash)`.
+    """
+    d = np.asarray(displacement, dtype=float)
+    out = np.empty_like(d)
+    tension = np.zeros(d.shape[1])
+    for i in range(len(d)):
+        band = backlash + per_tension * tension
+        out[i] = d[i] if i == 0 else np.clip(out[i - 1], d[i] - band, d[i] + band)
+        if selected[i]:
+            tension = np.asarray(solve(i, out[i]), dtype=float)
+    return out
+
+
+def _tension_played(
+    spec: RobotSpec,
+    cal: CalibrationSpec,
+    displacement: np.ndarray,
+    rows: np.ndarray | slice | None,
+    model: str,
+    links: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tips (k, 3) [m], tip tangents (k, 3) and success flags (k,) of the `rows` of a recording
+    through `tension_play` (every row runs the play; the selected rows are solved in order,
+    each warm-started from the previous one; the play reads the last solved row's tensions)."""
+    n_rows = len(displacement)
+    selected = np.zeros(n_rows, dtype=bool)
+    selected[np.arange(n_rows)[rows] if rows is not None else slice(None)] = True
+    k = int(selected.sum())
+    tips, tangents = np.empty((k, 3)), np.empty((k, 3))
+    ok = np.empty(k, dtype=bool)
+    j = 0
+    if model == "static":
+        rod = compile_model(spec)
+        rest = np.asarray(solve_static(rod, tensions=np.zeros(spec.n_tendons)).tendon_length)
+        guess: list[Any] = [None]
+
+        def solve(i: int, d_eff: np.ndarray) -> np.ndarray:
+            nonlocal j
+            ell = _commanded(spec, cal, rest, d_eff[None, :])[0]
+            sol = solve_static(rod, lengths=ell, guess=guess[0])
+            ok[j] = sol.success
+            guess[0] = sol if sol.success else None
+            tips[j] = sol.tip_position
+            tangents[j] = np.asarray(sol.tip_rotation)[:, 2]
+            j += 1
+            return np.asarray(sol.tendon_tension)
+
+    elif model == "mujoco":
+        step = _mujoco_stepper(spec, cal, links or HARDWARE_LINKS)
+
+        def solve(i: int, d_eff: np.ndarray) -> np.ndarray:
+            nonlocal j
+            tips[j], tangents[j], ok[j], tension = step(d_eff)
+            j += 1
+            return tension
+
+    else:
+        raise ValueError(f"model must be 'static' or 'mujoco', got {model!r}")
+    tension_play(displacement, cal.backlash, cal.backlash_per_tension, solve, selected)
+    return tips, tangents, ok
+
+
+def _mujoco_stepper(
+    spec: RobotSpec, cal: CalibrationSpec, links: int
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, bool, np.ndarray]]:
+    """One row at a time on the MuJoCo chain (as `_mujoco_sequence`): effective displacement
+    (n,) [m] -> tip [m], tip tangent, success, tendon tensions (n,) [N] (the pull-only length
+    actuators' forces), each row warm-started from the previous equilibrium."""
+    import mujoco
+
+    from softrod.mujoco import static_equilibrium
+    from softrod.validate._chain import make_model
+
+    model, data, info = make_model(
+        spec, links, tendon_control="length", gravity=(0.0, 0.0, 0.0), contact=False
+    )
+    mujoco.mj_forward(model, data)
+    rest = np.array([data.ten_length[model.tendon(t).id] for t in info.tendons])
+    site = model.site(info.tip_site).id
+    q = [model.qpos0.copy()]
+
+    def step(d_eff: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
+        data.ctrl[:] = _commanded(spec, cal, rest, d_eff[None, :])[0]
+        res = static_equilibrium(model, data, qpos0=q[0])
+        q[0] = res.qpos.copy() if res.success else model.qpos0.copy()
+        tension = np.abs(np.asarray(data.actuator_force[: len(d_eff)], dtype=float))
+        tangent = data.site_xmat[site].reshape(3, 3)[:, 2].copy()
+        return data.site_xpos[site].copy(), tangent, bool(res.success), tension
+
+    return step
+
+
 def _commanded(
     spec: RobotSpec, cal: CalibrationSpec, rest: np.ndarray, displacement: np.ndarray
 ) -> np.ndarray:
@@ -417,6 +558,17 @@ def replay_marker(
         # The description's friction, its state carried from row to row.
         sequence_model = friction_sequence
         friction = friction if friction is not None else own
+    if cal.backlash_per_tension > 0.0:
+        if sequence_model is not None:
+            raise ValueError(
+                "backlash_per_tension is not combined with tendon friction (a sequence model) yet"
+            )
+        tips, tangents, ok = _tension_played(
+            spec, cal, np.asarray(displacement, dtype=float), rows, model, links
+        )
+        rot, trans = _tracker_pose(cal)
+        marker = np.asarray(tips) + cal.marker_offset * np.asarray(tangents)
+        return marker @ rot.T + trans[None, :], np.asarray(ok, dtype=bool)
     d = play(np.asarray(displacement, dtype=float), cal.backlash)
     if rows is not None:
         d = d[rows]
@@ -559,6 +711,9 @@ def calibrate_hardware(
     sequence_model: SequenceModel | None = None,
     friction0: tuple[float, float] = FRICTION_INITIAL,
     fit_stick_band: bool = True,
+    fit_hole_wrap: bool = False,
+    hole_wrap0: float = HOLE_WRAP_INITIAL,
+    tension_backlash: bool = False,
 ) -> HardwareFit:
     """Fit `HardwareParams` on every `stride`-th row of the train split (static rod model).
 
@@ -567,7 +722,12 @@ def calibrate_hardware(
     sequence_model : a stateful model with tendon friction; then the friction coefficient mu and
     stick band are fitted too (from `friction0`), the strided rows replayed as one sequence in
     time order. Without one, mu is 0 (`extra["friction"]` is None). fit_stick_band : False
-    holds the stick band at `friction0[1]` (`friction_sequence` takes 0 only).
+    holds the stick band at `friction0[1]` (`friction_sequence` takes 0 only). fit_hole_wrap :
+    with a sequence model, also fit the holes' own wrap angle [rad per hole] (from
+    `hole_wrap0`; the description's `tendon_friction.hole_wrap`: friction where the robot is
+    straight, which holds a residual bend at zero command). tension_backlash : also fit the
+    play per newton of tendon tension (`tension_play`, `backlash_per_tension` [m/N]; no
+    sequence model); the strided rows are solved in order, every row runs the play.
 
     `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
     the Jacobian at the optimum does not identify them), `standard_errors_message`,
@@ -593,6 +753,20 @@ def calibrate_hardware(
         lo = np.r_[lo, FRICTION_BOUNDS[0]]
         hi = np.r_[hi, FRICTION_BOUNDS[1]]
         scale = np.r_[scale, FRICTION_SCALE]
+        if fit_hole_wrap:
+            x0 = np.r_[x0, hole_wrap0]
+            lo = np.r_[lo, HOLE_WRAP_BOUNDS[0]]
+            hi = np.r_[hi, HOLE_WRAP_BOUNDS[1]]
+            scale = np.r_[scale, HOLE_WRAP_SCALE]
+    elif fit_hole_wrap:
+        raise ValueError("fit_hole_wrap needs a sequence model (tendon friction)")
+    if tension_backlash:
+        if sequence_model is not None:
+            raise ValueError("tension_backlash is not combined with a sequence model yet")
+        x0 = np.r_[x0, TENSION_BACKLASH_INITIAL]
+        lo = np.r_[lo, TENSION_BACKLASH_BOUNDS[0]]
+        hi = np.r_[hi, TENSION_BACKLASH_BOUNDS[1]]
+        scale = np.r_[scale, TENSION_BACKLASH_SCALE]
     x0 = np.clip(x0, lo, hi)
     free = np.ones(len(x0), dtype=bool)
     if not backlash:
@@ -608,12 +782,17 @@ def calibrate_hardware(
 
     def resid(xf: np.ndarray) -> np.ndarray:
         x = full(xf)
-        params = HardwareParams.from_vector(x[:n_hw])
+        params = _with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash)
         if sequence_model is None:
             pred, _ = predict_marker(robot, params, disp, rows)
         else:
+            spec = calibrated_robot(robot, params)
+            if fit_hole_wrap:
+                # The holes' wrap reaches solve_sequence through the description's block.
+                block = {"mu": float(x[n_hw]), "hole_wrap": float(x[n_hw + 2])}
+                spec = spec.model_copy(update={"tendon_friction": TendonFrictionSpec(**block)})
             pred, _ = replay_marker(
-                calibrated_robot(robot, params),
+                spec,
                 seq_disp,
                 sequence_model=sequence_model,
                 friction=(float(x[n_hw]), float(x[n_hw + 1])),
@@ -636,17 +815,24 @@ def calibrate_hardware(
     # The optimizer's Jacobian uses relative steps, which vanish for a parameter at 0 (a
     # pretension on its bound): the errors use steps scaled by each parameter's scale instead.
     jac = _forward_jacobian(resid, res.x, res.fun, lo[free], hi[free], scale[free])
-    se, se_msg = standard_errors(jac, np.asarray(res.fun), _names(len(x), n_hw)[free])
+    names = _names(len(x) - tension_backlash, n_hw)
+    if tension_backlash:
+        names = np.append(names, "backlash_per_tension")
+    se, se_msg = standard_errors(jac, np.asarray(res.fun), names[free])
     extra: dict[str, Any] = {
-        "standard_errors": _se_dict(x, free, se, n_hw),
+        "standard_errors": _se_dict(x, free, se, n_hw, tension_backlash),
         "standard_errors_message": se_msg,
         "friction": None
         if sequence_model is None
         else {"mu": float(x[n_hw]), "stick_band": float(x[n_hw + 1])},
     }
+    if fit_hole_wrap:
+        extra["friction"]["hole_wrap"] = float(x[n_hw + 2])
+    if tension_backlash:
+        extra["backlash_per_tension"] = float(x[-1])
     return HardwareFit(
         robot=robot,
-        params=HardwareParams.from_vector(x[:n_hw]),
+        params=_with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash),
         initial=p0,
         train_rows=len(meas),
         rmse_before_mm=rms(r0),
@@ -656,6 +842,15 @@ def calibrate_hardware(
         message=str(res.message),
         extra=extra,
     )
+
+
+def _with_extra(
+    params: HardwareParams, x: np.ndarray, n_hw: int, tension_backlash: bool
+) -> HardwareParams:
+    """`params` with the tension play of the vector's last entry (when it is fitted)."""
+    if not tension_backlash:
+        return params
+    return replace(params, backlash_per_tension=float(x[-1]))
 
 
 def _forward_jacobian(
@@ -689,7 +884,7 @@ def _names(n: int, n_hw: int) -> np.ndarray:
         + ["marker_offset"]
         + [f"translation[{i}]" for i in range(3)]
         + ["tilt[0]", "tilt[1]", "backlash"]
-        + ["mu", "stick_band"]
+        + ["mu", "stick_band", "hole_wrap"]
     )
     return np.array(names[:n])
 
@@ -722,13 +917,20 @@ def standard_errors(
 
 
 def _se_dict(
-    x: np.ndarray, free: np.ndarray, se: np.ndarray | None, n_hw: int
+    x: np.ndarray,
+    free: np.ndarray,
+    se: np.ndarray | None,
+    n_hw: int,
+    tension_backlash: bool = False,
 ) -> dict[str, Any] | None:
-    """Standard errors in `HardwareParams.as_dict` units (None entries: held parameters)."""
+    """Standard errors in `HardwareParams.as_dict` units (None entries: held parameters);
+    `tension_backlash`: the vector's last entry is the play per newton."""
     if se is None:
         return None
     full = np.full(len(x), np.nan)
     full[free] = se
+    if tension_backlash:
+        x, full = x[:-1], full[:-1]
     n_pre = n_hw - 13
     o = 3 + n_pre
 
@@ -748,6 +950,10 @@ def _se_dict(
     if len(x) > n_hw:
         out["mu"] = vals(full[n_hw : n_hw + 1])[0]
         out["stick_band_m"] = vals(full[n_hw + 1 : n_hw + 2])[0]
+    if len(x) > n_hw + 2:
+        out["hole_wrap_rad"] = vals(full[n_hw + 2 : n_hw + 3])[0]
+    if tension_backlash:
+        out["backlash_per_tension_m_per_N"] = vals(np.asarray(se)[-1:])[0]
     return out
 
 

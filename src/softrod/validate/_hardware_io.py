@@ -70,6 +70,9 @@ FRICTION_MESSAGE = (
     "analogue is backlash)"
 )
 
+#: With --hole-wrap: the holes' own wrap is fitted too.
+HOLE_WRAP_MESSAGE = "; hole_wrap fitted (the holes' own wrap angle [rad], friction where straight)"
+
 
 class HardwareDataError(ValueError):
     """A recording or fitted description that cannot be used; the message names the file and
@@ -213,13 +216,18 @@ def fit_recording(
     max_nfev: int = DEFAULT_MAX_NFEV,
     sequence_model: SequenceModel | None = None,
     friction: bool = False,
+    hole_wrap: bool = False,
+    tension_backlash: bool = False,
 ) -> HardwareFit:
     """Calibrate `robot` (ftdcr_v4 or ftdcr_v6) on the recording `data` only (every `stride`-th
     row; `calibrate_hardware`). `extra` adds `data`, `rows`, `stride`, `servo_columns` and
     `friction_message` to the calibration's standard errors and friction.
 
     friction : also fit the tendon friction coefficient mu with `friction_sequence` (the strided
-    rows as one sequence in time order; stick band held at 0). sequence_model : another
+    rows as one sequence in time order; stick band held at 0). hole_wrap : with friction, also
+    fit the holes' own wrap angle (`tendon_friction.hole_wrap`, friction where the robot is
+    straight). tension_backlash : also fit the play per newton of tendon tension
+    (`calibration.backlash_per_tension`; not with friction). sequence_model : another
     stateful model instead (its mu and stick band both fitted)."""
     if robot not in ROBOTS:
         raise ValueError(
@@ -229,6 +237,7 @@ def fit_recording(
         raise ValueError(f"stride and max_nfev must be >= 1, got {stride} and {max_nfev}")
     n_t = calibrated_robot(robot, initial_params(robot)).n_tendons
     rec = read_recording(data, n_tendons=n_t)
+    friction = friction or hole_wrap
     own = friction and sequence_model is None
     model = friction_sequence if own else sequence_model
     fit = calibrate_hardware(
@@ -239,8 +248,14 @@ def fit_recording(
         sequence_model=model,
         friction0=(FRICTION_INITIAL[0], 0.0) if own else FRICTION_INITIAL,
         fit_stick_band=not own,
+        fit_hole_wrap=hole_wrap and model is not None,
+        tension_backlash=tension_backlash,
     )
-    message = FRICTION_MESSAGE if own else "fitted"
+    message = (
+        (FRICTION_MESSAGE + HOLE_WRAP_MESSAGE if hole_wrap else FRICTION_MESSAGE)
+        if own
+        else "fitted"
+    )
     fit.extra.update(
         data=str(rec.path),
         rows=rec.rows,
@@ -288,7 +303,7 @@ def fitted_robot(fit: HardwareFit) -> RobotSpec:
     fric = fit.extra.get("friction")
     if fric is None:
         return spec
-    block = TendonFrictionSpec(mu=fric["mu"], stick_band=fric["stick_band"])
+    block = TendonFrictionSpec(**fric)
     return load_robot({**spec.to_dict(), "tendon_friction": block.model_dump()})
 
 
@@ -304,7 +319,12 @@ def write_fitted(fit: HardwareFit, path: str | Path) -> RobotSpec:
         "# calibration: how the recording's servo columns and tracked tip map onto this robot "
         "(docs/validation.md, hardware fit / replay)\n"
     )
-    write_text_atomic(Path(path), head + yaml.safe_dump(spec.to_dict(), sort_keys=False))
+    data = spec.to_dict()
+    block = data.get("tendon_friction")
+    if block is not None and block.get("hole_wrap") == 0.0:
+        # Without the holes' own wrap the block is written as before (mu, stick_band).
+        del block["hole_wrap"]
+    write_text_atomic(Path(path), head + yaml.safe_dump(data, sort_keys=False))
     return spec
 
 
@@ -346,9 +366,15 @@ class Replay:
 
 
 def _friction_json(spec: RobotSpec) -> dict[str, float] | None:
-    """{mu, stick_band} of the description's friction block (None without one)."""
+    """{mu, stick_band} of the description's friction block (None without one), and its
+    hole_wrap [rad] where it has one."""
     f = description_friction(spec)
-    return None if f is None else {"mu": f[0], "stick_band": f[1]}
+    if f is None:
+        return None
+    out = {"mu": f[0], "stick_band": f[1]}
+    if spec.tendon_friction is not None and spec.tendon_friction.hole_wrap > 0.0:
+        out["hole_wrap"] = float(spec.tendon_friction.hole_wrap)
+    return out
 
 
 def replay_recording(
