@@ -59,7 +59,9 @@ RELEASE_CASES = {
 
 
 #: Cases also run with `integrator="implicit"` (issue 21): keys `lgvi.<case>.implicit.*` (default
-#: numerical damping) and `lgvi.<case>.implicit_undamped.*` (implicit_damping=0).
+#: numerical damping, `IMPLICIT_DAMPING`) and `lgvi.<case>.implicit_undamped.*`
+#: (implicit_damping=0; the same run, not repeated, while the default is 0);
+#: `lgvi.<case>.auto_implicit` is 1 where `integrator="auto"` (the default) takes the implicit step.
 IMPLICIT_CASES = ("tpu_rod", "steel_seed002")
 
 
@@ -119,7 +121,7 @@ def _pyelastica_release(robot: RobotSpec, static, n_el: int, dt: float, duration
 def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str, float]:
     """Run the release benchmark; returns {"case.metric": value}."""
     out: dict[str, float] = {}
-    simulate_dynamic(TPU_ROD, 1e-3)  # JIT warm-up
+    simulate_dynamic(TPU_ROD, 1e-3, integrator="explicit")  # JIT warm-up
     simulate_dynamic(TPU_ROD, 1e-2, integrator="implicit")
     for name, (robot, force, dur, dur_pe) in RELEASE_CASES.items():
         E, G, rho, r, L = _section(robot)
@@ -127,7 +129,7 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
         rho_A = rho * math.pi * r**2
         f_eb = euler_bernoulli_f1(EI, rho_A, L)
         st = solve_static(load_robot(robot), tip_force=[force, 0.0, 0.0])
-        res = simulate_dynamic(robot, dur, initial=st, elements=elements)
+        res = simulate_dynamic(robot, dur, initial=st, elements=elements, integrator="explicit")
         f, _ = oscillation(res.t, res.tip_position[:, 0], center=0.0)
         drift = float(np.max(np.abs(res.energy - res.energy[0])) / abs(res.energy[0]))
         key = f"lgvi.{name}"
@@ -140,9 +142,17 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
         out[f"{key}.f1_rel_error"] = f / f_eb - 1
         out[f"{key}.energy_drift_rel"] = drift
         if name in IMPLICIT_CASES:
-            # Issue 21: the implicit step on the same release, with its default numerical
-            # damping and without it (the purely variational step).
+            # Issue 21: the stepper that "auto" takes, and the implicit step on the same
+            # release with its default settings and undamped (the purely variational step).
+            auto = simulate_dynamic(robot, 1e-3, initial=st, elements=elements)
+            out[f"{key}.auto_implicit"] = float(auto.extra["integrator"] == "implicit")
+            imp = None
             for label, damping in (("implicit", IMPLICIT_DAMPING), ("implicit_undamped", 0.0)):
+                if imp is not None and damping == IMPLICIT_DAMPING:
+                    # The default is the undamped step: the same run, keys copied.
+                    for k in [k for k in out if k.startswith(f"{key}.implicit.")]:
+                        out[k.replace(".implicit.", f".{label}.")] = out[k]
+                    continue
                 imp = simulate_dynamic(
                     robot,
                     dur,
@@ -169,6 +179,7 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
             initial=st,
             elements=elements,
             strain_damping=BENCH_STRAIN_DAMPING,
+            integrator="explicit",
         )
         out[f"{key}.strain_damping_us_per_step"] = damped.wall_time / damped.n_steps * 1e6
         if name == "steel_rod":
@@ -180,6 +191,7 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
                 initial=st,
                 elements=elements,
                 rotary_inertia_scale=STEEL_ROTARY_INERTIA_SCALE,
+                integrator="explicit",
             )
             f_h, _ = oscillation(heavy.t, heavy.tip_position[:, 0], center=0.0)
             hkey = f"{key}.rotary_x{STEEL_ROTARY_INERTIA_SCALE:.0f}"

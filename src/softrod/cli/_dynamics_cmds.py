@@ -22,8 +22,9 @@ def simulate(
     integrator: str = typer.Option(
         "explicit",
         "--integrator",
-        help="explicit (step limited by the stiffest wave) or implicit (step set by the "
-        "bending modes: stiff rods, docs/dynamics.md).",
+        help="explicit (step limited by the stiffest wave), implicit (step set by the "
+        "bending modes: stiff rods, docs/dynamics.md) or auto (implicit where its step is "
+        ">= 1000x the explicit one, the Python API's default).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

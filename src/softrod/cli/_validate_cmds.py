@@ -78,10 +78,11 @@ def validate_cmd(
         str,
         typer.Option(
             "--integrator",
-            help="sorosim: the LGVI releases' step, explicit or implicit (physical rotary "
-            "inertia; docs/dynamics.md).",
+            help="sorosim: the LGVI releases' step: auto (implicit for steel at 40 elements, "
+            "explicit for TPU), explicit (steel x1000 rotary inertia, 20 elements) or implicit "
+            "(physical rotary inertia; docs/dynamics.md).",
         ),
-    ] = "explicit",
+    ] = "auto",
     robot: Annotated[
         str | None, typer.Option("--robot", help="hardware: only ftdcr_v4 or ftdcr_v6.")
     ] = None,
@@ -166,7 +167,7 @@ def _run_study(
     max_nfev: int,
     no_mujoco: bool,
     cache: RecordCache,
-    integrator: str = "explicit",
+    integrator: str = "auto",
 ) -> None:
     from softrod.validate import hardware_study, sorosim_study
 

@@ -4,18 +4,23 @@ Private. Same model / loads / damping / state / record tuples as `_lgvi_kernels`
 docstring). The discrete Lagrangian of one step q^j -> q^{j+1} is
 
     L_d = sum_a [m_a |dp_a|^2 / (2 dt) + tr((I - F_a) J_d,a) / dt]
-          - dt V_el((e(q^j) + e(q^{j+1})) / 2) - dt (U(q^j) + U(q^{j+1})) / 2,
+          - dt [4 beta V_el(e_mid) + (1 - 4 beta) (V_el(e^j) + V_el(e^{j+1})) / 2]
+          - dt (U(q^j) + U(q^{j+1})) / 2,
 
 e the discrete strains minus their rest values (element shear-stretch strains, spring Cayley
-strains), V_el = 1/2 e^T W e the elastic energy (quadratic in the strains), U the applied
-potentials (gravity, uniform and tip loads, tendons, magnets). The elastic part is a midpoint
-rule *in the strains*, the applied part the trapezoidal rule (Stern & Grinspun's IMEX split).
-Damping (viscous, Kelvin-Voigt) enters the residual with the step's velocity / strain rate;
-an optional projection damps the aliased stiff modes (`_integrate.IMPLICIT_DAMPING`).
+strains), e_mid = (e(q^j) + e(q^{j+1})) / 2, V_el = 1/2 e^T W e the elastic energy (quadratic
+in the strains), U the applied potentials (gravity, uniform and tip loads, tendons, magnets).
+The elastic part is a weighted mix of the midpoint and trapezoidal rules *in the strains*
+(beta = 1/4: the midpoint rule; the default `_integrate.IMPLICIT_NEWMARK_BETA` = 1/2), the
+applied part the trapezoidal rule (Stern & Grinspun's IMEX split). Damping (viscous,
+Kelvin-Voigt) enters the residual with the step's velocity / strain rate; an optional
+projection damps the stiff modes (`_integrate.IMPLICIT_DAMPING`).
 Its discrete Euler-Lagrange equations at q^j are the explicit LGVI's with the elastic force
--B(q^j)^T W (e^{j-1} + 2 e^j + e^{j+1}) / 4 (B = de/dq), implicit in q^{j+1} through
-e^{j+1}; for a linear rod they are Newmark's average-acceleration rule (unconditionally
-stable, energy conserving). Newton's matrix M + dt^2 / 4 B(q^j)^T W B(q^{j+1}) is banded
+-B(q^j)^T W (beta e^{j-1} + (1 - 2 beta) e^j + beta e^{j+1}) (B = de/dq), implicit in
+q^{j+1} through e^{j+1}; for a linear rod they are Newmark's rule (gamma = 1/2) with that beta:
+unconditionally stable for beta >= 1/4, conserving KE + V_el(e_mid) + (beta - 1/4) / 2
+(e^{j+1} - e^j)^T W (e^{j+1} - e^j) (= KE + (V_el(e^j) + V_el(e^{j+1})) / 2 at 1/2). Newton's
+matrix M + beta dt^2 B(q^j)^T W B(q^{j+1}) is banded
 (block tridiagonal in the node-interleaved layout of the Kelvin-Voigt solve), assembled at the
 iterate and factored by a banded LU (`_newton_matrix`, `_band_lu_solve`).
 
@@ -48,6 +53,16 @@ from softrod.dynamics._lgvi_kernels import (
 #: Status of a step whose Newton iteration did not converge (`_lgvi_kernels` has 0-2).
 STATUS_IMPLICIT_NEWTON = 3
 
+#: Weight beta of the implicit step's strain average beta e^{j-1} + (1 - 2 beta) e^j + beta
+#: e^{j+1}, from the discrete Lagrangian's elastic part 4 beta V((e^j + e^{j+1}) / 2) +
+#: (1 - 4 beta) (V(e^j) + V(e^{j+1})) / 2 (Newmark's beta with gamma = 1/2 for a linear rod).
+#: 1/4 (the midpoint rule) conserves KE + V(mid-step strain), which does not bound the strains
+#: themselves: a mode far above the step (the node frames' shear and bending rotations, whose
+#: inertia is ~1e-12 kg m^2) aliases to the Nyquist rate with its strain amplitude amplified by
+#: omega dt / 2, and a sudden tendon load made it grow linearly until the run diverged. At 1/2
+#: the conserved energy is KE + (V(e^j) + V(e^{j+1})) / 2, which bounds every strain; the
+#: bending modes' period error is 5 (omega dt)^2 / 24 (docs/dynamics.md "Implicit step").
+IMPLICIT_NEWMARK_BETA = 0.5
 #: Newton iterations allowed per step before the step is declared failed.
 IMPLICIT_MAX_ITER = 30
 #: Newton stops when every correction is below this fraction of the step's largest increment
@@ -123,6 +138,22 @@ def _strain_energy(elastic, e):
 
 
 @numba.njit(cache=True)
+def _step_energy(elastic, e0, e1, beta, e_work):
+    """Elastic part [J] of the energy that the step conserves for a linear rod, between strains
+    e0 and e1 (n_s, 3): V((e0 + e1) / 2) + (beta - 1/4) / 2 d^T W d with d = e1 - e0; at
+    beta = 1/2 it is (V(e0) + V(e1)) / 2. e_work (n_s, 3) scratch."""
+    for q in range(e0.shape[0]):
+        for c in range(3):
+            e_work[q, c] = 0.5 * (e0[q, c] + e1[q, c])
+    V = _strain_energy(elastic, e_work)
+    # The jump's share, 1/2 d^T W d weighted by beta - 1/4.
+    for q in range(e0.shape[0]):
+        for c in range(3):
+            e_work[q, c] = e1[q, c] - e0[q, c]
+    return V + (beta - 0.25) * _strain_energy(elastic, e_work)
+
+
+@numba.njit(cache=True)
 def _applied(p, O, model, loads, k, f_out, tau_out):
     """Applied (non-elastic) forces at (p, O), loads row k, into f_out / tau_out (overwritten);
     returns their potential U [J] (gravity, uniform and tip loads, tendons, magnets)."""
@@ -193,15 +224,16 @@ def _skew_kinetic(Jd, a, fx, fy, fz):
 
 
 @numba.njit(cache=True)
-def _run_implicit(state, model, loads, damping, num_beta, dt, step0, n_steps, every, rec, work,
-                  imp):  # fmt: skip
+def _run_implicit(state, model, loads, damping, num_beta, beta, dt, step0, n_steps, every, rec,
+                  work, imp):  # fmt: skip
     """Advance the implicit variational step n_steps steps from global step step0.
 
     Per step j (module docstring): applied forces at q^j, then Newton on (p^{j+1}, F^j) for
       m (p^{j+1} - 2 p^j + p^{j-1}) = dt^2 (f_app + f_damp - B_p^T W ebar),
       (F^j J_d - J_d F^{jT})^v - (J_d F^{j-1} - F^{j-1,T} J_d)^v = dt^2 (tau_app + tau_damp
       - B_eta^T W ebar),
-    ebar = (e^{j-1} + 2 e^j + e^{j+1}) / 4, B at q^j; corrections from (M + dt^2/4 B(q^j)^T W
+    ebar = beta e^{j-1} + (1 - 2 beta) e^j + beta e^{j+1} (beta: the strain weight,
+    `_integrate.IMPLICIT_NEWMARK_BETA`), B at q^j; corrections from (M + beta dt^2 B(q^j)^T W
     B(q^{j+1})) delta = -r in the velocity layout (translation, body rotation angle ~ 2 f).
     Viscous and Kelvin-Voigt damping (kv_beta) are in the residual with the step's velocity
     and strain rate (e^{j+1} - e^j) / dt. num_beta > 0 [s] then projects the step's velocity
@@ -277,7 +309,9 @@ def _run_implicit(state, model, loads, damping, num_beta, dt, step0, n_steps, ev
             _strains(work_p, O_new, base_R, kb1, elastic, e_new)
             for q in range(e_bar.shape[0]):
                 for c in range(3):
-                    e_bar[q, c] = 0.25 * (e_prev[q, c] + 2.0 * e_cur[q, c] + e_new[q, c])
+                    e_bar[q, c] = (
+                        beta * (e_prev[q, c] + e_new[q, c]) + (1.0 - 2.0 * beta) * e_cur[q, c]
+                    )
                     e_bar[q, c] += kv_beta * inv_dt * (e_new[q, c] - e_cur[q, c])
             # Residual: applied + damping forces (work_*) plus the mixed elastic stress at j.
             _residual(p, p_prev, O, work_p, fr, work_f, work_tau, node_mass, node_Jd, dof_p,
@@ -291,11 +325,11 @@ def _run_implicit(state, model, loads, damping, num_beta, dt, step0, n_steps, ev
                 if dof_r[a] >= 0:
                     for c in range(3):
                         r[dof_r[a] + c] += 2.0 * dt * node_cw[a, c] * fr[a, c]
-            # Newton's matrix M + dt^2/4 B(q^j)^T W B(q^{j+1}) at the iterate; kept while the
+            # Newton's matrix M + beta dt^2 B(q^j)^T W B(q^{j+1}) at the iterate; kept while the
             # iteration contracts fast (the Jacobian moves with q^{j+1} only).
             if _it % refresh[0] == 0:
                 _newton_matrix(p, O, work_p, O_new, base_R, kb, kb1, model, dof_p, dof_r,
-                               0.25 * dt2 + dt * kv_beta, dt, node_c, node_cw, bw, A,
+                               beta * dt2 + dt * kv_beta, dt, node_c, node_cw, bw, A,
                                Jw)  # fmt: skip
             _band_lu_solve(A, bw, r)
             # Corrections: positions, and body rotations eta (f += (I + f^ + f f^T) eta / 2).
@@ -342,18 +376,12 @@ def _run_implicit(state, model, loads, damping, num_beta, dt, step0, n_steps, ev
         # The final strains of q^{j+1}.
         _new_frames(O, fr, rot_free, base_R, kb1, O_new)
         _strains(work_p, O_new, base_R, kb1, elastic, e_new)
-        # Energy at j: kinetic and mixed-strain elastic energy of the steps j -+ 1/2 averaged
-        # (the quantity the scheme conserves for a linear rod), applied potential at j.
+        # Energy at j: kinetic and elastic energy of the steps j -+ 1/2 averaged (the quantity
+        # the scheme conserves for a linear rod, `_step_energy`), applied potential at j.
         ke = _kinetic(work_p, p, fr, node_mass, node_J, pos_free, rot_free, dt)
         if sample:
-            for q in range(e_bar.shape[0]):
-                for c in range(3):
-                    e_bar[q, c] = 0.5 * (e_prev[q, c] + e_cur[q, c])
-            v_m = _strain_energy(elastic, e_bar)
-            for q in range(e_bar.shape[0]):
-                for c in range(3):
-                    e_bar[q, c] = 0.5 * (e_cur[q, c] + e_new[q, c])
-            v_p = _strain_energy(elastic, e_bar)
+            v_m = _step_energy(elastic, e_prev, e_cur, beta, e_bar)
+            v_p = _step_energy(elastic, e_cur, e_new, beta, e_bar)
             rec_E[j // every] = 0.5 * (ke + ke_prev[0] + v_m + v_p) + U
         ke_prev[0] = ke
         # Prescribed frames: their step parameter; shift the state.
@@ -503,7 +531,7 @@ def _spring_jacobians(cx, cy, cz, Jw, off):
 def _newton_matrix(p0, O0, p1, O1, base_R, kb0, kb1, model, dof_p, dof_r, h, dt, node_c,
                    node_cw, bw, A_out, Jw):  # fmt: skip
     """Newton's matrix A = M + dt C + h B(p0, O0)^T W B(p1, O1) of the implicit step (C the
-    viscous damping node_c, node_cw (n, 3), h = dt^2 / 4 + dt beta), LU-factored in
+    viscous damping node_c, node_cw (n, 3), h = beta dt^2 + dt beta_kv), LU-factored in
     place (banded, no pivoting: A is a small perturbation of a symmetric positive definite
     matrix). B is the strain Jacobian (generalised velocity layout: dof_p, dof_r (n,)), W the
     strain stiffnesses, M = diag(node_mass, node_J); base frame rows kb0 / kb1 of base_R.

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from softrod.dynamics._implicit_kernels import STATUS_IMPLICIT_NEWTON, _run_implicit
+from softrod.dynamics._implicit_kernels import (
+    IMPLICIT_NEWMARK_BETA,
+    STATUS_IMPLICIT_NEWTON,
+    _run_implicit,
+)
 from softrod.dynamics._inputs import _RunInputs
 from softrod.dynamics._lgvi_kernels import (
     STATUS_NEWTON,
@@ -18,32 +22,39 @@ from softrod.dynamics._lgvi_kernels import (
     _run,
 )
 from softrod.dynamics._model import LGVIModel, cay, cayinv
-from softrod.dynamics._modes import implicit_time_step, stable_time_step
+from softrod.dynamics._modes import DEFAULT_DT_SAFETY, implicit_time_step, stable_time_step
 
 __all__ = [
+    "AUTO_STEP_RATIO",
     "CHUNK_STEPS",
     "IMPLICIT_DAMPING",
+    "IMPLICIT_NEWMARK_BETA",
     "IMPLICIT_REFRESH_STEPS",
     "INTEGRATORS",
     "KV_REFRESH_STEPS",
 ]
 
 #: The time steppers of `simulate_dynamic(integrator=...)`: "explicit" (the LGVI of ALGORITHMS.md
-#: E.3, translations explicit) and "implicit" (the variational step with the elastic energy at
-#: the mid-step strains, `_implicit_kernels`).
-INTEGRATORS = ("explicit", "implicit")
+#: E.3, translations explicit), "implicit" (the variational step with the elastic energy in the
+#: strains at both ends of the step, `_implicit_kernels`) and "auto" (`_auto_integrator`).
+INTEGRATORS = ("explicit", "implicit", "auto")
+#: `integrator="auto"` takes the implicit step when its automatic step (accuracy: the bending
+#: modes) is at least this many times the explicit one's (stability: the fastest mode), i.e.
+#: for stiff slender rods: seed 002's steel rod 7200x, the NiTi backbones of tdcr3 and
+#: ftdcr_v4 (30 elements) 7300x / 8200x (implicit); the TPU rod 89x, the soft TDCR and PDMS
+#: rods of the tests 59x / 15x (explicit). An implicit step costs 20-40 explicit ones
+#: (`softrod bench dynamics`), so above this ratio it is over 25x faster; below it the
+#: explicit step, bit for bit the one of `integrator="explicit"`, is kept.
+AUTO_STEP_RATIO = 1000.0
 #: Newton iterations between refactorisations of the implicit step's matrix M + dt^2/4 B(q^j)^T
 #: W B(q^{j+1}): 1 is Newton's method. The stiffness contrast (EA / (EI / l^2) ~ 5600 for the
 #: steel rod at 20 elements) makes a matrix from another configuration contract slowly.
 IMPLICIT_REFRESH_STEPS = 1
-#: Default numerical damping of the implicit step: the step's velocity is projected with
-#: (M + dt beta B^T W B) u = M u_pred, beta = IMPLICIT_DAMPING x dt. The modes faster than the
-#: step (axial, shear, end-frame rotation) alias to near its Nyquist rate, where the midpoint
-#: rule has no dissipation and large rotations pump energy into them (a tendon-bent soft TDCR
-#: diverges at the automatic step without it). The projection takes a fraction of about
-#: IMPLICIT_DAMPING (omega dt)^2 of such a mode's velocity per step, and of the first bending
-#: mode's (omega_1 dt)^2 times less.
-IMPLICIT_DAMPING = 1e-4
+#: Default numerical damping of the implicit step (0: the purely variational step). With
+#: implicit_damping > 0 the step's velocity is projected with (M + dt beta_n B^T W B) u =
+#: M u_pred, beta_n = implicit_damping x dt: it takes a fraction of about implicit_damping
+#: (omega dt)^2 of a mode's velocity per step, i.e. removes the modes faster than the step.
+IMPLICIT_DAMPING = 0.0
 
 #: Steps per kernel call when some input varies in time (inputs are tabulated per step).
 CHUNK_STEPS = 4096
@@ -118,12 +129,14 @@ def _integrate(
     integrator: str = "explicit",
     stats: dict | None = None,
     numerical_damping: float = 0.0,
+    newmark_beta: float = IMPLICIT_NEWMARK_BETA,
 ) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run n_steps + 1 steps (the extra one completes the last sample's energy).
 
     integrator : "explicit" or "implicit" (`INTEGRATORS`; the filter needs "explicit"). stats,
     when given, receives "newton_iterations" (implicit step). numerical_damping (implicit
-    only): Kelvin-Voigt time added to `strain_damping`, in steps (beta += it x dt).
+    only): Kelvin-Voigt time added to `strain_damping`, in steps (beta += it x dt);
+    newmark_beta (implicit only): the strain weight `IMPLICIT_NEWMARK_BETA`.
 
     state (p, p_prev, O, fr, t0) is advanced in place to step n_steps (on success). Returns
     (status, steps done, rec_p, rec_O, rec_E, rec_K) with rows every `every` steps (rec_K:
@@ -132,6 +145,8 @@ def _integrate(
     model = su.model
     n = model.n_nodes
     p, p_prev, O, fr, t0 = state
+    if integrator == "auto":
+        integrator = _auto_integrator(su, state)
     n_rec = n_steps // every + 1
     rec_p = np.full((n_rec, n, 3), np.nan)
     rec_O = np.full((n_rec, n, 3, 3), np.nan)
@@ -193,7 +208,7 @@ def _integrate(
                  np.ascontiguousarray(bR))  # fmt: skip
         if implicit:
             status, m = _run_implicit(state_k, model.kernel_model, loads, damping,
-                                      numerical_damping * dt, dt, done, k, every,
+                                      numerical_damping * dt, newmark_beta, dt, done, k, every,
                                       (rec_p, rec_O, rec_E, rec_K), work, imp)  # fmt: skip
         else:
             status, m = _run(state_k, model.kernel_model, loads, damping, f_args, dt, done, k,
@@ -210,6 +225,16 @@ def _integrate(
             dst[...] = src
         done = n_steps
     return int(status), done, rec_p, rec_O, rec_E, rec_K_all
+
+
+def _auto_integrator(su: _RunInputs, state: tuple, dt_safety: float = DEFAULT_DT_SAFETY) -> str:
+    """ "implicit" when the implicit automatic step is at least `AUTO_STEP_RATIO` times the
+    explicit one at the initial state (p, _, O, _, t0) and loads, else "explicit"."""
+    p, _, O, _, t0 = state
+    ld = su.loads_at(t0)
+    dt_ex = stable_time_step(su.model, p, O, ld, su.c_lin, su.c_ang, dt_safety)
+    dt_im = implicit_time_step(su.model, p, O, ld, su.c_lin, su.c_ang)
+    return "implicit" if dt_im >= AUTO_STEP_RATIO * dt_ex else "explicit"
 
 
 def _choose_dt(

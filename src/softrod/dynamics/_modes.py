@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from softrod.dynamics._implicit_kernels import IMPLICIT_NEWMARK_BETA, _strains
 from softrod.dynamics._inputs import _Loads0, _zero_loads
 from softrod.dynamics._lgvi_kernels import _forces
 from softrod.dynamics._loads import Magnet
@@ -167,6 +168,27 @@ def stable_time_step(
     return dt
 
 
+def _material_model(
+    model: LGVIModel, p: np.ndarray, O: np.ndarray, base_R: np.ndarray
+) -> LGVIModel:
+    """The model with its rest strains moved to the strains at (p, O) (base frame row 0 of
+    base_R): stress-free there, so its stiffness at (p, O) is the material part B^T W B alone,
+    without the geometric stiffness of whatever stress (p, O) carries."""
+    n_side = 1 if model.shear_eval == "left" else 2
+    zero = np.zeros_like(model.elem_g0a)
+    elastic = (model.elem_len, model.elem_C1, zero, zero, n_side - 1, model.spr_i, model.spr_j,
+               model.spr_K, np.zeros_like(model.spr_c0))  # fmt: skip
+    e = np.zeros((n_side * model.n_elements + model.spr_i.shape[0], 3))
+    _strains(np.ascontiguousarray(p), np.ascontiguousarray(O), base_R, 0, elastic, e)
+    g = e[: n_side * model.n_elements].reshape(model.n_elements, n_side, 3)
+    return dataclasses.replace(
+        model,
+        elem_g0a=g[:, 0].copy(),
+        elem_g0b=g[:, -1].copy() if n_side == 2 else model.elem_g0b,
+        spr_c0=e[n_side * model.n_elements :].copy(),
+    )
+
+
 def implicit_time_step(
     model: LGVIModel,
     positions: np.ndarray | None = None,
@@ -176,30 +198,42 @@ def implicit_time_step(
     node_angular_damping: np.ndarray | None = None,
 ) -> float:
     """Automatic step [s] of the implicit integrator: `IMPLICIT_STEPS_PER_PERIOD` steps per
-    period of the `IMPLICIT_MODES`-th lowest linear mode at the configuration (the highest
-    when there are fewer), and c dt / m, c_w dt / J below `DAMPING_DT_LIMIT` (viscous damping
-    stays explicit)."""
-    K, mass = _stiffness(model, positions, frames, loads)
-    K = 0.5 * (K + K.T)
+    period of the `IMPLICIT_MODES`-th lowest mode of the rod's material stiffness B^T W B at the
+    configuration (the highest when there are fewer), and c dt / m, c_w dt / J below
+    `DAMPING_DT_LIMIT` (viscous damping stays explicit).
+
+    The modes are those of the unstressed rod in the current shape: the prestress of a start
+    that is not an equilibrium of the loads (a tendon pulled from the straight rest, a bent rod
+    released) carries a geometric stiffness that the motion does not see (tdcr3: the backbone's
+    2 N tendon compression is ~30 Euler loads, so the loaded linearisation puts f1 at 8-12 Hz
+    instead of 2.95 Hz, and the release's has negative eigenvalues)."""
+    p = model.rest_positions if positions is None else np.asarray(positions, dtype=float)
+    O = model.rest_rotations if frames is None else np.asarray(frames, dtype=float)
+    unloaded = _zero_loads(model)
+    if loads is not None:
+        unloaded = dataclasses.replace(unloaded, base_R=loads.base_R)
+    K_mat, mass = _stiffness(_material_model(model, p, O, unloaded.base_R), p, O, unloaded)
+    K_mat = 0.5 * (K_mat + K_mat.T)
     s = 1.0 / np.sqrt(mass)
-    lam = scipy.linalg.eigvalsh(K * s[:, None] * s[None, :])
+    lam = scipy.linalg.eigvalsh(K_mat * s[:, None] * s[None, :])
     w = np.sqrt(lam[lam > 0])
     if w.size == 0:
         raise ValueError("implicit_time_step: the linearised model has no positive frequency")
     w_ref = float(w[min(IMPLICIT_MODES, w.size) - 1])
     dt = 2.0 * math.pi / (IMPLICIT_STEPS_PER_PERIOD * w_ref)
     # The applied loads (tendons, magnets, ...) are explicit (trapezoidal rule): their stiffness
-    # K_app = K - K_el must satisfy the Verlet limit against the implicit part's effective mass,
-    # dt^2 lambda_max(K_app, M + dt^2/4 K_el) <= APPLIED_DT_LIMIT^2; halve dt until it does.
+    # K_app = K - K_el (loaded minus unloaded, one configuration) must satisfy the Verlet limit
+    # against the implicit part's effective mass, dt^2 lambda_max(K_app, M + beta dt^2 K_mat)
+    # <= APPLIED_DT_LIMIT^2; halve dt until it does.
     if loads is not None:
-        K_el, _ = _stiffness(
-            model, positions, frames, dataclasses.replace(_zero_loads(model), base_R=loads.base_R)
-        )
-        K_el = 0.5 * (K_el + K_el.T)
-        K_app = K - K_el
+        K, _ = _stiffness(model, p, O, loads)
+        K_el, _ = _stiffness(model, p, O, unloaded)
+        K_app = 0.5 * (K - K_el + (K - K_el).T)
         if np.max(np.abs(K_app)) > 1e-12 * np.max(np.abs(K_el)):
             for _ in range(20):
-                lam_app = scipy.linalg.eigvalsh(K_app, np.diag(mass) + 0.25 * dt * dt * K_el)
+                lam_app = scipy.linalg.eigvalsh(
+                    K_app, np.diag(mass) + IMPLICIT_NEWMARK_BETA * dt * dt * K_mat
+                )
                 if dt * dt * lam_app[-1] <= APPLIED_DT_LIMIT**2:
                     break
                 dt *= 0.5

@@ -22,6 +22,7 @@ from softrod.dynamics._integrate import (
     IMPLICIT_DAMPING,
     INTEGRATORS,
     STATUS_OK,
+    _auto_integrator,
     _choose_dt,
     _integrate,
     _section_frames,
@@ -121,7 +122,7 @@ def simulate_dynamic(
     sample_dt: float | None = None,
     dt_safety: float = DEFAULT_DT_SAFETY,
     max_steps: int = 200_000_000,
-    integrator: str = "explicit",
+    integrator: str = "auto",
     implicit_damping: float = IMPLICIT_DAMPING,
     **options: Any,
 ) -> DynamicResult:
@@ -135,19 +136,23 @@ def simulate_dynamic(
     loads : `DynamicLoads` (tensions, tip and distributed forces, gravity, magnetic field,
         base motion, damping); default none.
     dt : time step [s]; default: automatic, `dt_safety` * 2 / omega_max of the linearised model
-        at the initial state (`stable_time_step`).
+        at the initial state (`stable_time_step`) for the explicit step, `implicit_time_step`
+        for the implicit one.
     initial : None (rest shape, at rest), a StaticResult (released at rest from that shape), a
         DynamicResult / DynamicState (continue from its final state).
     sample_dt : output period [s] (default 1 ms, at least one step).
     dt_safety : fraction of the linear stability limit used by the automatic step.
     max_steps : refuse runs longer than this many steps.
-    integrator : "explicit" (default; ALGORITHMS.md E.3, step limited by the fastest mode) or
-        "implicit" (variational, the elastic energy at the mid-step strains, solved by Newton
-        with a banded matrix; step from the lowest bending modes, `implicit_time_step`;
-        `dt_safety` unused). docs/dynamics.md "Implicit step".
+    integrator : "auto" (default: "implicit" when its automatic step is at least
+        `AUTO_STEP_RATIO` (1000) times the explicit one at the initial state, i.e. stiff
+        slender rods such as spring steel and NiTi, else "explicit"), "explicit" (ALGORITHMS.md
+        E.3, step limited by the fastest mode) or "implicit" (variational, the elastic energy
+        in the strains of both ends of the step, solved by Newton with a banded matrix; step
+        from the lowest bending modes, `implicit_time_step`; `dt_safety` unused).
+        docs/dynamics.md "Implicit step"; `extra["integrator"]` says which one ran.
     implicit_damping : numerical Kelvin-Voigt damping of the implicit step, in steps (beta =
-        implicit_damping x dt, added to `strain_damping`; default `IMPLICIT_DAMPING`, 1e-4):
-        it removes the stiff modes that the step aliases; 0 is the purely variational step.
+        implicit_damping x dt, added to `strain_damping`; default `IMPLICIT_DAMPING`, 0: the
+        purely variational step); > 0 removes the modes faster than the step.
     **options : the flat form, kept for existing calls: each `DynamicLoads` field as a keyword
         (tensions, tip_force, tip_moment, distributed_force, gravity, field, base_motion,
         damping, angular_damping, strain_damping; not together with `loads`), each
@@ -184,8 +189,11 @@ def simulate_dynamic(
         raise ValueError(f"implicit_damping must be >= 0, got {implicit_damping!r}")
     su = _resolve(*_model_and_loads(model, loads, options))
     model = su.model
-    # The step (automatic: linearised at the initial shape, loads at the start).
-    dt, auto_dt = _choose_dt(su, dt, _start_state(su, initial, 1.0), dt_safety, integrator)
+    # The stepper and the step (automatic: linearised at the initial shape, loads at the start).
+    start = _start_state(su, initial, 1.0)
+    if integrator == "auto":
+        integrator = _auto_integrator(su, start, dt_safety)
+    dt, auto_dt = _choose_dt(su, dt, start, dt_safety, integrator)
     n_steps = int(math.ceil(duration / dt - 1e-9))
     if n_steps > max_steps:
         raise ValueError(

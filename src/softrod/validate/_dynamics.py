@@ -71,6 +71,11 @@ LGVI_ROTARY_INERTIA_SCALE = {"steel": 1000.0, "tpu": 1.0}
 #: record under the 1 % target. Steel at 20 elements and x1000 rotary inertia (~25 s a record)
 #: averages 0.44 % but releases 7, 9 and 10 (the largest swings) exceed 0.5 % by phase drift.
 LGVI_ELEMENTS = {"steel": 20, "tpu": 40}
+#: LGVI elements per rod when the step is not forced explicit ("implicit" or "auto", the CLI's
+#: default): the implicit step at the physical rotary inertia puts every steel record under
+#: 0.5 % at 40 elements (mean 0.14 %; 0.30 % and 8/10 at 20) in a few seconds a record; "auto"
+#: keeps the TPU rod on the explicit step (same run as LGVI_ELEMENTS).
+LGVI_IMPLICIT_ELEMENTS = {"steel": 40, "tpu": 40}
 #: The accurate setting (`softrod validate sorosim --lgvi-fine`): steel at 40 elements and x100
 #: rotary inertia puts every steel record under 0.5 % (mean 0.13 %) at ~100 s a record.
 LGVI_FINE_ELEMENTS = {"steel": 40, "tpu": 40}
@@ -266,7 +271,8 @@ def lgvi_release(
     rotary_inertia_scale : default `LGVI_ROTARY_INERTIA_SCALE` of the rod (explicit), 1 (the
         physical inertia) with the implicit step, whose step does not depend on it.
     ref : the record, already loaded (mujoco frame); default: loaded from material / index.
-    integrator : `simulate_dynamic`'s ("explicit" or "implicit", docs/dynamics.md)."""
+    integrator : `simulate_dynamic`'s ("explicit", "implicit" or "auto", docs/dynamics.md); the
+        name of the comparison carries the step that ran ("-implicit")."""
     from softrod.dynamics import simulate_dynamic
     from softrod.rods import compile_model, solve_static
 
@@ -322,7 +328,8 @@ def lgvi_release(
         ref = _truncate(ref, keep)
         tip = tip[keep]
     name = f"lgvi-{_label(damping)}" + ("" if damping == SOROSIM_DAMPING else f"-{damping_model}")
-    name += "" if integrator == "explicit" else f"-{integrator}"
+    ran = sim.extra["integrator"]
+    name += "" if ran == "explicit" else f"-{ran}"
     return compare_release(ref, tip, name, time.perf_counter() - t0)
 
 
@@ -367,8 +374,8 @@ def release_study(
     """MuJoCo chain (`releases`) and LGVI (`lgvi_releases`) vs SoRoSim's release records, both
     with SoRoSim's Kelvin-Voigt damping (`damping="sorosim"`, nothing fitted to any record).
     lgvi_elements / lgvi_rotary_inertia_scale: per rod, default `LGVI_ELEMENTS` /
-    `LGVI_ROTARY_INERTIA_SCALE` (explicit) or 1 (implicit). lgvi_integrator: "explicit" or
-    "implicit" (`simulate_dynamic`'s `integrator`).
+    `LGVI_ROTARY_INERTIA_SCALE` (explicit) or `LGVI_IMPLICIT_ELEMENTS` / 1 (implicit, auto).
+    lgvi_integrator: "explicit", "implicit" or "auto" (`simulate_dynamic`'s `integrator`).
 
     Also one diagnostic MuJoCo run per rod with the file's number taken as the first-mode ratio
     (what it is not) and each record's effective first-mode ratio over the stated number.
@@ -404,7 +411,10 @@ def release_study(
             else:
                 key = f"{mat}/release-mujoco-N{links}/{i}"
                 rows.append(cached(cache, key, _mujoco_row, mat, i, links, ref))
-        elements = (lgvi_elements or LGVI_ELEMENTS)[mat]
+        default_elements = (
+            LGVI_ELEMENTS if lgvi_integrator == "explicit" else LGVI_IMPLICIT_ELEMENTS
+        )
+        elements = (lgvi_elements or default_elements)[mat]
         if lgvi_rotary_inertia_scale is not None:
             inertia = lgvi_rotary_inertia_scale[mat]
         else:
