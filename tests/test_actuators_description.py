@@ -110,3 +110,26 @@ def test_check_actuation():
         check_actuation(robot, field_gradient=np.zeros(3))
     with pytest.raises(DescriptionError, match=r"pressures\[0\] must be finite"):
         check_actuation(robot, pressures=[float("nan")])
+
+
+@pytest.mark.parametrize(
+    ("extra", "args", "field"),
+    [
+        ({"magnets": [{"s": 0.25, "moment": [0, 0, 1]}]}, [], "segments[0]: magnets[0].s"),
+        ({"chambers": [{"area": 1e-4, "offset": 0.02}]}, [], "segments[0].chambers[0].offset"),
+        ({"chambers": [{"area": 1e-4, "offset": 0.008}]}, ["--pressures", "1,2"], "--pressures"),
+        ({"magnets": [{"s": 0.2, "moment": [0, 0, 1]}]}, ["--field", "0,inf,0"], "--field"),
+    ],
+    ids=["magnet-outside", "chamber-offset", "pressure-count", "field-nonfinite"],
+)
+def test_cli_bad_actuation_is_one_line_naming_the_field(tmp_path, capsys, extra, args, field):
+    """Issue 20's bad inputs through `softrod solve`: exit 2, one line naming the field."""
+    import yaml
+
+    from softrod.cli import main
+
+    path = tmp_path / "act.yaml"
+    path.write_text(yaml.safe_dump(_robot(**extra)))
+    assert main(["solve", str(path), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and field in err[0], err

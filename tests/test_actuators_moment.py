@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import softrod
+from reference.differences import central_columns
+from reference.robots import rod_dict
 from softrod.description import DescriptionError, check_actuation, load_robot
 from softrod.rods import compile_model, solve_static, tip_jacobian
 
@@ -31,17 +33,7 @@ GJ = E / 3.0 * math.pi * RADIUS**4 / 2  # poisson 0.5
 
 def _rod(segments: list[dict], model: str = "kirchhoff") -> softrod.RobotSpec:
     return load_robot(
-        {
-            "name": "moment_rod",
-            "model": model,
-            "backbone": {
-                "youngs_modulus": E,
-                "poisson_ratio": 0.5,
-                "radius": RADIUS,
-                "density": 1000.0,
-            },
-            "segments": segments,
-        }
+        rod_dict("moment_rod", segments, youngs_modulus=E, radius=RADIUS, model=model)
     )
 
 
@@ -116,16 +108,11 @@ def test_tip_jacobian_moment_columns_match_central_differences(control):
     assert sol.success
     J = tip_jacobian(model, sol, moments=True)
     assert J.shape == (3, 4)
-    fd = np.empty((3, 3))
-    for k in range(3):
-        h = 1e-5 * abs(tau[k])
-        e = np.zeros(3)
-        e[k] = h
-        tips = [
-            solve_static(model, moments=tau + sgn * e, guess=sol, rtol=1e-12, **kw).tip_position
-            for sgn in (1.0, -1.0)
-        ]
-        fd[:, k] = (tips[0] - tips[1]) / (2 * h)
+    fd = central_columns(
+        lambda x: solve_static(model, moments=x, guess=sol, rtol=1e-12, **kw).tip_position,
+        tau,
+        1e-5 * np.abs(tau),
+    )
     assert np.abs(J[:, 1:] - fd).max() <= JAC_RTOL * np.abs(fd).max()
     np.testing.assert_allclose(J[:, :1], tip_jacobian(model, sol), rtol=1e-12, atol=0)
 

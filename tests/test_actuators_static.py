@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import softrod
+from reference.robots import rod_dict
 from softrod.cli import main
 from softrod.description import load_robot
 from softrod.mujoco import PointLoad, build_spec, chain_info, static_equilibrium
@@ -30,17 +31,9 @@ def _rod(
     segments: list[dict], model: str = "kirchhoff", youngs_modulus: float = E
 ) -> softrod.RobotSpec:
     return load_robot(
-        {
-            "name": "pneumatic_rod",
-            "model": model,
-            "backbone": {
-                "youngs_modulus": youngs_modulus,
-                "poisson_ratio": 0.5,
-                "radius": RADIUS,
-                "density": 1000.0,
-            },
-            "segments": segments,
-        }
+        rod_dict(
+            "pneumatic_rod", segments, youngs_modulus=youngs_modulus, radius=RADIUS, model=model
+        )
     )
 
 

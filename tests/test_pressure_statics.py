@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import softrod
+from reference.differences import central_columns
+from reference.robots import rod_dict
 from softrod.description import load_robot
 from softrod.rods import solve_static, tip_jacobian
 
@@ -30,54 +32,33 @@ GRAVITY = (-9.81, 0.0, 0.0)
 def _robot(model: str = "kirchhoff", stiffness: float | None = 2e4) -> softrod.RobotSpec:
     """Two segments: three tendons in the first, two chambers (one calibrated) in the second."""
     tendon = {} if stiffness is None else {"stiffness": stiffness}
-    return load_robot(
+    segments = [
         {
-            "name": "pneumatic_tdcr",
-            "model": model,
-            "backbone": {
-                "youngs_modulus": E,
-                "poisson_ratio": 0.5,
-                "radius": RADIUS,
-                "density": 1000.0,
-            },
-            "segments": [
+            "length": 0.1,
+            "disks": 4,
+            "disk_radius": 0.01,
+            "disk_mass": 0.0005,
+            "tendons": [{"offset": 0.008, "angle_deg": a, **tendon} for a in (0.0, 120.0, 240.0)],
+        },
+        {
+            "length": 0.1,
+            "disks": 4,
+            "disk_radius": 0.01,
+            "disk_mass": 0.0005,
+            "chambers": [
+                {"area": 5e-5, "offset": 0.006, "angle_deg": 90.0},
                 {
-                    "length": 0.1,
-                    "disks": 4,
-                    "disk_radius": 0.01,
-                    "disk_mass": 0.0005,
-                    "tendons": [
-                        {"offset": 0.008, "angle_deg": a, **tendon} for a in (0.0, 120.0, 240.0)
-                    ],
-                },
-                {
-                    "length": 0.1,
-                    "disks": 4,
-                    "disk_radius": 0.01,
-                    "disk_mass": 0.0005,
-                    "chambers": [
-                        {"area": 5e-5, "offset": 0.006, "angle_deg": 90.0},
-                        {
-                            "area": 5e-5,
-                            "offset": 0.006,
-                            "angle_deg": 270.0,
-                            "area_polynomial": [-2e-6, 1e-11],
-                        },
-                    ],
+                    "area": 5e-5,
+                    "offset": 0.006,
+                    "angle_deg": 270.0,
+                    "area_polynomial": [-2e-6, 1e-11],
                 },
             ],
-        }
+        },
+    ]
+    return load_robot(
+        rod_dict("pneumatic_tdcr", segments, youngs_modulus=E, radius=RADIUS, model=model)
     )
-
-
-def _fd_columns(solve, x: np.ndarray, steps: np.ndarray) -> np.ndarray:
-    """Central differences of the tip (3, n) over the inputs x (n,) with absolute steps."""
-    cols = []
-    for k, h in enumerate(steps):
-        dx = np.zeros_like(x)
-        dx[k] = h
-        cols.append((solve(x + dx) - solve(x - dx)) / (2 * h))
-    return np.array(cols).T
 
 
 def _assert_columns(analytic: np.ndarray, fd: np.ndarray) -> None:
@@ -102,14 +83,14 @@ def test_pressure_columns_match_finite_differences_under_tension_control(model):
             robot, tensions=tensions, pressures=p, gravity=GRAVITY, guess=sol, rtol=1e-13
         ).tip_position
 
-    _assert_columns(J[:, 3:], _fd_columns(tip, pressures, FD_STEP * pressures))
+    _assert_columns(J[:, 3:], central_columns(tip, pressures, FD_STEP * pressures))
 
     def tip_t(t: np.ndarray) -> np.ndarray:
         return solve_static(
             robot, tensions=t, pressures=pressures, gravity=GRAVITY, guess=sol, rtol=1e-13
         ).tip_position
 
-    _assert_columns(J[:, :3], _fd_columns(tip_t, tensions, np.full(3, 1e-4)))
+    _assert_columns(J[:, :3], central_columns(tip_t, tensions, np.full(3, 1e-4)))
 
 
 def test_pressure_and_length_columns_match_finite_differences_under_length_control():
@@ -128,14 +109,14 @@ def test_pressure_and_length_columns_match_finite_differences_under_length_contr
             robot, lengths=lengths, pressures=p, gravity=GRAVITY, guess=sol, rtol=1e-13
         ).tip_position
 
-    _assert_columns(J[:, 3:], _fd_columns(tip, pressures, FD_STEP * pressures))
+    _assert_columns(J[:, 3:], central_columns(tip, pressures, FD_STEP * pressures))
 
     def tip_l(lv: np.ndarray) -> np.ndarray:
         return solve_static(
             robot, lengths=lv, pressures=pressures, gravity=GRAVITY, guess=sol, rtol=1e-13
         ).tip_position
 
-    fd = _fd_columns(tip_l, lengths, np.full(3, 1e-7))
+    fd = central_columns(tip_l, lengths, np.full(3, 1e-7))
     _assert_columns(J[:, :1], fd[:, :1])
     # A slack tendon's length does not move the tip.
     np.testing.assert_array_equal(J[:, 1:3], 0.0)
@@ -143,23 +124,17 @@ def test_pressure_and_length_columns_match_finite_differences_under_length_contr
 
 
 def _one_segment(stiffness: float, tendon_offset: float) -> softrod.RobotSpec:
-    return load_robot(
+    segments = [
         {
-            "name": "chamber_and_tendon",
-            "model": "kirchhoff",
-            "backbone": {"youngs_modulus": E, "poisson_ratio": 0.5, "radius": RADIUS},
-            "segments": [
-                {
-                    "length": L,
-                    "disks": 4,
-                    "disk_radius": 0.01,
-                    "chambers": [{"area": 1e-4, "offset": 0.004}],
-                    "tendons": [
-                        {"offset": tendon_offset, "angle_deg": 0.0, "stiffness": stiffness}
-                    ],
-                }
-            ],
+            "length": L,
+            "disks": 4,
+            "disk_radius": 0.01,
+            "chambers": [{"area": 1e-4, "offset": 0.004}],
+            "tendons": [{"offset": tendon_offset, "angle_deg": 0.0, "stiffness": stiffness}],
         }
+    ]
+    return load_robot(
+        rod_dict("chamber_and_tendon", segments, youngs_modulus=E, radius=RADIUS, density=None)
     )
 
 

@@ -12,6 +12,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 import softrod
+from reference.robots import rod_dict
 from softrod.cli import main
 from softrod.description import DescriptionError, load_robot
 from softrod.dynamics import MagneticField, simulate_dynamic
@@ -35,18 +36,11 @@ EI = E * math.pi * RADIUS**4 / 4
 
 
 def _rod(youngs_modulus: float = E, model: str = "kirchhoff", **seg_extra) -> softrod.RobotSpec:
+    segment = {"length": L, "disks": 2, "disk_radius": 0.01, **seg_extra}
     return load_robot(
-        {
-            "name": "magnetic_rod",
-            "model": model,
-            "backbone": {
-                "youngs_modulus": youngs_modulus,
-                "poisson_ratio": 0.5,
-                "radius": RADIUS,
-                "density": 1000.0,
-            },
-            "segments": [{"length": L, "disks": 2, "disk_radius": 0.01, **seg_extra}],
-        }
+        rod_dict(
+            "magnetic_rod", [segment], youngs_modulus=youngs_modulus, radius=RADIUS, model=model
+        )
     )
 
 

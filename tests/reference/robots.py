@@ -102,3 +102,20 @@ def plain_rod_dict(
         },
         "segments": [{"length": length}],
     }
+
+
+def rod_dict(
+    name: str,
+    segments: list[dict],
+    *,
+    youngs_modulus: float,
+    radius: float,
+    model: str = "kirchhoff",
+    density: float | None = 1000.0,
+) -> dict:
+    """A uniform rod (poisson 0.5, so G = E / 3) with the given segments: the actuator tests'
+    common description (chambers, magnets, moment actuators go in `segments`)."""
+    backbone = {"youngs_modulus": youngs_modulus, "poisson_ratio": 0.5, "radius": radius}
+    if density is not None:
+        backbone["density"] = density
+    return {"name": name, "model": model, "backbone": backbone, "segments": segments}

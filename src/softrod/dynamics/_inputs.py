@@ -223,7 +223,8 @@ class DynamicLoads:
         segment by segment), constant: the uniform internal moment tau m over the segment is,
         as in `solve_static`, the rest curvature u* + K_bt^-1 tau m, so the model's discrete
         rest strains (bending springs and shear chords) are those of that curve while the run
-        starts from the robot's own rest shape.
+        starts from the robot's own rest shape. A schedule runs piecewise constant: one run
+        per piece, each continuing the last (`initial=` the previous result).
 
     The model's magnets (`build_lgvi_model(magnets=...)` and the description's `magnets` and
     `magnetization`) feel `field`.
@@ -259,7 +260,9 @@ class DynamicLoads:
         if self.moments is not None:
             if callable(self.moments):
                 raise ValueError(
-                    "moments must be constant (n_moments,) values in dynamics, got a callable"
+                    "moments must be constant (n_moments,) values in dynamics, got a callable "
+                    "(the run's rest strains carry them); for a schedule run it piecewise "
+                    "constant, each piece simulate_dynamic(..., moments=m_k, initial=previous)"
                 )
             arr = np.array(self.moments, dtype=float).reshape(-1)
             bad = np.flatnonzero(~np.isfinite(arr))

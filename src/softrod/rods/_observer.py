@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from softrod.rods._inputs import StaticLoads, _base_moment_on_shape, _loads_at, _problem
+from softrod.rods._inputs import (
+    StaticLoads,
+    _base_moment_on_shape,
+    _loads_at,
+    _problem,
+    _with_chambers,
+    with_moment_inputs,
+)
 from softrod.rods._model import RodModel
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
@@ -231,7 +238,55 @@ def _x_scale(model: RodModel, n_unk: int) -> np.ndarray:
     return np.concatenate([np.full(3, model.moment_scale), np.full(n_unk - 3, model.tension_scale)])
 
 
+def _observer_inputs(model: RodModel, inp: StaticLoads) -> tuple[RodModel, StaticLoads]:
+    """The model and loads the observer's kernels run on, assembled as `solve_static` does
+    (docs/actuators.md): moment-actuator inputs folded into the rest curvature
+    (`with_moment_inputs`), chambers as internal tendons at -p A_eff(p) (`_with_chambers`).
+    A uniform field needs nothing: the kernels carry the dipole torques. Idempotent (a kernel
+    model from `solve_static` passes unchanged). ValueError for what the observer cannot take:
+    pressures with length control, and a field gradient whose forces are not held at a shape
+    (`StaticLoads.magnet_forces`; `solve_static(method="observer")` holds them)."""
+    gradient = model.is_magnetic and inp.magnet_forces is None and inp.field_gradient.any()
+    if inp.moments is None and inp.pressures is None and not gradient:
+        return model, inp
+    if gradient:
+        raise ValueError(
+            "observer_update cannot take a field_gradient: its forces (grad B)^T R m follow "
+            "the shape; use solve_static(..., method='observer'), which holds them at the "
+            "last shape, or give them held (StaticLoads.magnet_forces)"
+        )
+    if inp.lengths is not None and inp.pressures is not None and inp.pressures.any():
+        raise ValueError(
+            "observer_update cannot take pressures with length control (lengths): the "
+            "length law around the chambers needs method 'shooting'; give tensions"
+        )
+    return _with_chambers(with_moment_inputs(model, inp), inp)
+
+
 def observer_update(
+    model: RodModel,
+    inp: StaticLoads,
+    state: ObserverState | None,
+    gains: ObserverGains | None = None,
+    zero_lag: bool = True,
+    rtol: float | None = None,
+) -> tuple[ObserverState, np.ndarray, np.ndarray, np.ndarray, float, bool]:
+    """One observer update (or up to `gains.max_updates`) of `model` under `inp`
+    (`check_inputs`), actuators included: pressures (chambers), moment-actuator inputs and a
+    uniform field act as in `solve_static`. Returns (new state, Y (n_nodes, 15 + n_t),
+    X (n_nodes, 6), tensions (n_t,), scaled residual, ok) with n_t the robot's tendons (the
+    chambers' internal tendons left out); see `_observer_update`. ValueError for pressures
+    with length control, a field gradient (`_observer_inputs`) and general tendon routing.
+    """
+    n_t = model.n_tendons
+    kmodel, kinp = _observer_inputs(model, inp)
+    new_state, Y, X, tau, res, ok = _observer_update(kmodel, kinp, state, gains, zero_lag, rtol)
+    if kmodel.n_tendons == n_t:
+        return new_state, Y, X, tau, res, ok
+    return new_state, Y[:, : 15 + n_t], X, tau[:n_t], res, ok
+
+
+def _observer_update(
     model: RodModel,
     inp: StaticLoads,
     state: ObserverState | None,

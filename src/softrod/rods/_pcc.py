@@ -1,5 +1,7 @@
 """Method "pcc": piecewise constant curvature, the load-free baseline (exact without external
-loads when the precurvature has no twist)."""
+loads when the precurvature has no twist). Chambers (internal tendons, `solve_static`) and
+moment actuators (a shift of the rest curvature) come in through the model; a magnetic field
+is refused (`_refuse_field`)."""
 
 from __future__ import annotations
 
@@ -137,10 +139,24 @@ def _arc(R0: np.ndarray, p0: np.ndarray, u: np.ndarray, vz: float, s: np.ndarray
     return ps, Rs
 
 
+def _refuse_field(model: RodModel, inp: StaticLoads) -> None:
+    """Constant curvature cannot carry a magnetic field: the dipole torques (R m) x B turn
+    with the shape (a tangent tip dipole bends the rod into an elastica arc, theta_tip =
+    (L m B / EI) cos theta_tip), so no constant-curvature arc balances them. Chambers and
+    moment actuators it carries exactly (uniform moments over a segment)."""
+    if model.is_magnetic and (inp.field.any() or inp.field_gradient.any()):
+        raise ValueError(
+            "method='pcc' cannot take a magnetic field (field / field_gradient): the dipole "
+            "torques turn with the shape, so the equilibrium is not an arc of constant "
+            "curvature; use method='shooting' or 'observer'"
+        )
+
+
 def _solve_pcc(
     model: RodModel, inp: StaticLoads, guess: StaticResult | None, rtol: float, max_iter: int
 ) -> StaticResult:
     model.require_straight_routing("method='pcc'")
+    _refuse_field(model, inp)
     n_t = model.n_tendons
     if inp.lengths is not None:
         tau = _pcc_tensions(model, inp.lengths)
