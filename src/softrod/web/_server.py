@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import viser
 
+from softrod.web._pages import PlayPanel
 from softrod.web._twin import (
     MODEL_NAMES,
     ModelView,
@@ -81,6 +82,7 @@ class TwinServer:
         self._syncing = False
         self._nodes: dict[str, Any] = {}
         self._length = twin.spec.total_length
+        self.play: PlayPanel | None = None
         self._setup_scene()
         if with_gui:
             self._setup_gui()
@@ -92,6 +94,8 @@ class TwinServer:
 
     def stop(self) -> None:
         """Stop the server thread (the port is released)."""
+        if self.play is not None:
+            self.play.close()
         self.server.stop()
 
     # -- setup ----------------------------------------------------------------------------------
@@ -171,6 +175,9 @@ class TwinServer:
                 drag = gui.add_checkbox("drag the tip (Jacobian control)", False)
             drag.on_update(lambda _: self._toggle_drag(bool(drag.value)))
             self._drag = drag
+
+        # Dynamics: LGVI / MuJoCo runs from the current state, played with a timeline.
+        self.play = PlayPanel(self.server, twin)
 
         save = gui.add_button("save PNG")
         save.on_click(self._save_png)
