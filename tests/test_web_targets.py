@@ -215,7 +215,7 @@ def browser():
 
 def _open(browser, url: str, text: str):
     """A page at url once `text` shows; its console errors collected in page.errors."""
-    pg = browser.new_page(viewport={"width": 960, "height": 720})
+    pg = browser.new_page(viewport={"width": 640, "height": 480})
     errors: list[str] = []
     pg.on("console", lambda m: m.type == "error" and errors.append(m.text))
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -294,3 +294,19 @@ def test_recording_page_shows_paths_plot_and_scrubber(browser, recording):
         _no_console_errors(pg)
     finally:
         page.stop()
+
+
+def test_export_of_a_played_run_is_self_contained(tmp_path):
+    pytest.importorskip("viser")
+    pytest.importorskip("mujoco")
+    from softrod.cli import main
+    from softrod.web import export_page
+
+    out = export_page(
+        "tdcr3", tmp_path / "run.html", links=5, frames=3, run=("mujoco", "release"), duration=0.02
+    )
+    html = out.read_text()
+    assert "window.__VISER_EMBED_DATA__=" in html
+    assert not re.search(r"<(script|link)[^>]+(src|href)=\"(https?:)?//", html)
+    bad = ["view", "tdcr3", "--export", str(tmp_path / "x.html"), "--run", "fem:release"]
+    assert main(bad) == 2

@@ -219,12 +219,18 @@ def view_cmd(
         Path | None,
         typer.Option("--data", help="--web: a recording CSV replayed through SCENE (calibrated)."),
     ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run", help="--export: play ENGINE:KIND (lgvi|mujoco:release|tendon step|...)."
+        ),
+    ] = None,
 ) -> None:
     """Open SCENE in MuJoCo's interactive viewer (needs a display), or with --web serve the
     browser twin of a robot (sliders, models, tip drag, dynamics runs), a scene YAML (live), a
     sweep's .parquet result or a calibrated robot with --data RECORDING.csv, and print its URL."""
     if web or export is not None:
-        _view_web(scene, links, port, host, models, control, export, overwrite, data)
+        _view_web(scene, links, port, host, models, control, export, overwrite, data, run)
         return
     if data is not None:
         raise CliError("--data needs --web (the browser page of a recording)")
@@ -280,6 +286,7 @@ def _view_web(
     export: Path | None,
     overwrite: bool,
     data: Path | None = None,
+    run: str | None = None,
 ) -> None:
     """`softrod view --web` / `--export`: the browser twin of a robot, a scene, a sweep result
     or a recording (docs/web.md)."""
@@ -301,11 +308,24 @@ def _view_web(
         raise CliError(f"--control must be tension or length, got {control!r}")
     kind, path = _web_target(target, data)
     n_links = links if links is not None else 20
+    played = None
+    if run is not None:
+        played = tuple(x.strip() for x in run.split(":", 1))
+        if export is None or len(played) != 2:
+            raise CliError(f"--run ENGINE:KIND goes with --export, got {run!r}")
+        if played[0] not in web.RUN_ENGINES or played[1] not in web.RUN_KINDS:
+            raise CliError(
+                f"--run must be one of {', '.join(web.RUN_ENGINES)} : "
+                f"{', '.join(web.RUN_KINDS)}, got {run!r}"
+            )
     if export is not None:
         if kind != "robot":
             raise CliError(f"--export writes a robot's page; {target} is a {kind}")
         prepare_output(export, overwrite=overwrite, option="--export")
-        web.export_page(path, export, models=chosen, links=n_links)
+        try:
+            web.export_page(path, export, models=chosen, links=n_links, run=played)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise CliError(f"--run: {exc}") from None
         typer.echo(f"wrote {export}")
         return
     page: Any
