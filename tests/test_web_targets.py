@@ -1,7 +1,8 @@
 """The browser twin's other targets (issue 18 items 3-5): dynamics runs played on the robot
 page, live MuJoCo scenes, hardware recordings and sweep results. The state classes are tested
 without a browser; each page then loads in one headless Chromium for the module (skipped
-without viser, playwright or Chromium, saying how to install them).
+without viser, playwright or Chromium, saying how to install them). The robot page's Play
+panel is driven in tests/test_web.py, on that module's page.
 """
 
 from __future__ import annotations
@@ -230,30 +231,6 @@ def _no_console_errors(pg) -> None:
     pg.close()
 
 
-def test_robot_page_runs_and_plays_dynamics(browser):
-    from softrod.web import serve_robot
-
-    page = serve_robot("tdcr3", port=0, links=10)
-    try:
-        pg = _open(browser, page.url, "no run yet")
-        page.twin.set_tension(0, 3.0)
-        page.request_update()
-        page.play.duration.value = 0.05
-        page.play.engine.value = "MuJoCo chain"
-        # force: the panel's animations keep playwright's "stable" check waiting (swiftshader).
-        pg.get_by_role("button", name="run").click(force=True)
-        pg.wait_for_selector("text=/MuJoCo chain, release: \\d+ frames, ok/", timeout=WAIT_MS)
-        pb = page.play.playback
-        assert pb is not None and pb.engine == "mujoco" and pb.success
-        # Scrubbing the timeline shows that frame.
-        page.play.time.value = float(pb.t[-1])
-        assert page.play.shown == pb.n_frames - 1
-        assert page.play._tube.mesh.visible
-        _no_console_errors(pg)
-    finally:
-        page.stop()
-
-
 def test_scene_page_runs_live(browser):
     pytest.importorskip("mujoco")
     from softrod.web import serve_scene
@@ -310,3 +287,14 @@ def test_export_of_a_played_run_is_self_contained(tmp_path):
     assert not re.search(r"<(script|link)[^>]+(src|href)=\"(https?:)?//", html)
     bad = ["view", "tdcr3", "--export", str(tmp_path / "x.html"), "--run", "fem:release"]
     assert main(bad) == 2
+
+
+def test_view_web_tells_the_targets_apart(sweep_file, tmp_path):
+    from softrod.cli._mujoco_cmds import _web_target
+
+    assert _web_target("tdcr3", None)[0] == "robot"
+    assert _web_target("examples/scenes/tdcr_box_press.yaml", None)[0] == "scene"
+    assert _web_target(str(sweep_file), None) == ("sweep", sweep_file)
+    data = tmp_path / "rec.csv"
+    data.write_text("t\n0\n")
+    assert _web_target("ftdcr_v4", data)[0] == "recording"
