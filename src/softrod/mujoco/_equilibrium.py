@@ -150,7 +150,9 @@ def _newton(model, data, loads, scale, q, max_iter, step_tol, J=None):
             fresh = False
         q = data.qpos.copy()
         r = r_new
-        if np.max(np.abs(step)) < step_tol:
+        # A reused Jacobian's tiny step counts only when it was a full one (a cut-back step
+        # of a poor Jacobian can be tiny far from the solution).
+        if np.max(np.abs(step)) < step_tol and (was_fresh or alpha == 1.0):
             return q, float(np.linalg.norm(r)), it, True, J
         if alpha < 1e-4 and was_fresh:
             return q, float(np.linalg.norm(r)), it, False, J
