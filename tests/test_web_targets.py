@@ -185,12 +185,13 @@ def test_recording_twin_matches_hardware_replay(recording):
     from softrod.validate import replay_recording
 
     fitted, data = recording
-    twin = RecordingTwin(fitted, data)
-    assert twin.rows == RECORDING_ROWS
     ref = replay_recording(fitted, data)
+    twin = RecordingTwin(ref)
+    assert twin.rows == RECORDING_ROWS
     np.testing.assert_array_equal(twin.predicted, ref.tip)
     e = np.linalg.norm(twin.predicted - twin.measured, axis=1) * 1e3
     np.testing.assert_allclose(twin.error_mm, e)
+    assert twin.error_mm.mean() == pytest.approx(ref.as_json()["mean_error_mm"])
     assert twin.summary()["mean_mm"] == pytest.approx(e.mean())
     row = twin.row(3)
     assert row["error_mm"] == pytest.approx(e[3]) and row["ok"]
@@ -260,9 +261,10 @@ def test_sweep_page_shows_a_design(browser, sweep_file):
 
 
 def test_recording_page_shows_paths_plot_and_scrubber(browser, recording):
+    from softrod.validate import replay_recording
     from softrod.web import serve_recording
 
-    page = serve_recording(*recording, port=0)
+    page = serve_recording(replay_recording(*recording), port=0)
     try:
         pg = _open(browser, page.url, f"row 1 of {RECORDING_ROWS}")
         assert pg.locator(".uplot").count() == 1  # the error-per-row plot

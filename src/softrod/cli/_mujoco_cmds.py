@@ -339,8 +339,11 @@ def _view_web(
         elif kind == "sweep":
             page = web.serve_sweep(path, host=host, port=port)
         else:
+            from softrod.validate import replay_recording
+
             assert data is not None
-            page = web.serve_recording(path, data, host=host, port=port)
+            replay = replay_recording(path, data, links=links)
+            page = web.serve_recording(replay, host=host, port=port)
     except (ValueError, FileNotFoundError) as exc:
         raise CliError(f"{target}: {exc}") from None
     # Ctrl+C stops the server cleanly from the moment the URL is out.

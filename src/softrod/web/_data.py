@@ -1,9 +1,10 @@
 """Recordings and sweep results for the browser twin, without any web library.
 
-`RecordingTwin` replays a hardware recording through a calibrated robot (`softrod hardware
-replay`'s `softrod.validate.replay_recording`): the measured tip path, the model's, and the
-error per row. `SweepTwin` reads a sweep's Parquet result: its points as a cloud coloured by a
-chosen column, picking a point by a ray (a click), and the picked design's shape.
+`RecordingTwin` shows a hardware recording replayed through a calibrated robot (the result of
+`softrod hardware replay`'s `softrod.validate.replay_recording`): the measured tip path, the
+model's, and the error per row. `SweepTwin` reads a sweep's Parquet result: its points as a
+cloud coloured by a chosen column, picking a point by a ray (a click), and the picked design's
+shape.
 """
 
 from __future__ import annotations
@@ -49,32 +50,27 @@ def colormap(values: np.ndarray) -> np.ndarray:
 class RecordingTwin:
     """A hardware recording replayed through a calibrated robot.
 
-    fitted : a description with a `calibration:` block (`softrod hardware fit`); data : the
-    recording CSV; model : "static" or "mujoco" (`links`). After construction: t (k,) [s],
-    measured (k, 3) [m] or None (no tip columns), predicted (k, 3) [m], ok (k,),
-    error_mm (k,) or None, all in the recording's tracker frame.
+    replay : the `softrod.validate.replay_recording` result (`softrod hardware replay`'s
+    machinery; the caller runs it: a library layer does not import the studies above it).
+    After construction: t (k,) [s], measured (k, 3) [m] or None (no tip columns), predicted
+    (k, 3) [m], ok (k,), error_mm (k,) or None, all in the recording's tracker frame.
     """
 
-    def __init__(
-        self,
-        fitted: str | Path,
-        data: str | Path,
-        model: str = "static",
-        links: int | None = None,
-    ) -> None:
-        from softrod.validate import replay_recording, tip_errors_mm
-
-        self.replay = replay_recording(fitted, data, model=model, links=links)  # type: ignore[arg-type]
-        rec = self.replay.recording
-        self.name = self.replay.robot.name
+    def __init__(self, replay: Any) -> None:
+        self.replay = replay
+        rec = replay.recording
+        self.name = replay.robot.name
         self.path = Path(rec.path)
-        self.model = model
+        self.model = str(replay.model)
         self.t = np.asarray(rec.t, dtype=float)
         self.measured = None if rec.tip is None else np.asarray(rec.tip, dtype=float)
-        self.predicted = np.asarray(self.replay.tip, dtype=float)
-        self.ok = np.asarray(self.replay.ok, dtype=bool)
+        self.predicted = np.asarray(replay.tip, dtype=float)
+        self.ok = np.asarray(replay.ok, dtype=bool)
+        # Euclidean tip error per row [mm] (as `softrod hardware replay` reports it).
         self.error_mm = (
-            None if self.measured is None else tip_errors_mm(self.predicted, self.measured)
+            None
+            if self.measured is None
+            else 1e3 * np.linalg.norm(self.predicted - self.measured, axis=1)
         )
         self.displacement = np.asarray(rec.displacement, dtype=float)
 

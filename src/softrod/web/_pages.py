@@ -455,16 +455,9 @@ def serve_scene(
     return SceneServer(SceneTwin(path, links=links), host=host, port=port)
 
 
-def serve_recording(
-    fitted: str | Path,
-    data: str | Path,
-    host: str = "127.0.0.1",
-    port: int = 8080,
-    model: str = "static",
-    links: int | None = None,
-) -> RecordingServer:
-    """Start the page of a recording replayed through a calibrated robot."""
-    return RecordingServer(RecordingTwin(fitted, data, model=model, links=links), host, port)
+def serve_recording(replay: Any, host: str = "127.0.0.1", port: int = 8080) -> RecordingServer:
+    """Start the page of a replayed recording (a `softrod.validate.replay_recording` result)."""
+    return RecordingServer(RecordingTwin(replay), host, port)
 
 
 def serve_sweep(path: str | Path, host: str = "127.0.0.1", port: int = 8080) -> SweepServer:
