@@ -124,6 +124,26 @@ def test_canvas_is_not_blank(page):
     assert len(np.unique(pixels, axis=0)) >= MIN_CANVAS_COLOURS
 
 
+def test_play_panel_runs_and_scrubs_a_dynamics_run(page, twin_server):
+    play = twin_server.play
+    play.duration.value = 0.05
+    play.engine.value = "MuJoCo chain"
+    # force: the panel's animations keep playwright's "stable" check waiting under swiftshader.
+    page.get_by_role("button", name="run").click(force=True)
+    page.wait_for_selector("text=/MuJoCo chain, release: \\d+ frames, ok/", timeout=WAIT_MS)
+    pb = play.playback
+    assert pb is not None and pb.engine == "mujoco" and pb.success and pb.n_frames >= 5
+    # Scrubbing the timeline shows that frame.
+    play.time.value = float(pb.t[-1])
+    assert play.shown == pb.n_frames - 1 and play._tube.mesh.visible
+    errors = [
+        text
+        for kind, text in page.console_log
+        if kind in ("error", "pageerror") and not BENIGN_CONSOLE.search(text)
+    ]
+    assert errors == []
+
+
 def test_malformed_messages_are_rejected(page, twin_server):
     import msgpack
     import viser

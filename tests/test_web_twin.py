@@ -15,6 +15,9 @@ from softrod.web import RobotTwin, _twin, disk_circles, tendon_paths, tube_mesh
 TIP_MATCH = 1e-6
 #: MuJoCo chain (10 links) vs the exact tip at a moderate bend [m] (O(1/N^2) discretization).
 CHAIN_MATCH = 1e-3
+#: A chain solve warm-started with the previous Jacobian vs a cold one [m]: both converge to
+#: the same Newton step tolerance (1e-10 rad per joint).
+WARM_MATCH = 1e-9
 #: How close the Jacobian drag brings the tip to a reachable target [m].
 DRAG_MATCH = 1e-3
 
@@ -111,6 +114,30 @@ def test_mujoco_chain_overlay():
     frame = chain.solve()
     assert frame.views["mujoco"].success
     assert frame.tip_distance[("exact", "mujoco")] < CHAIN_MATCH
+
+
+def test_mujoco_chain_reuses_its_jacobian_and_lands_on_the_cold_answer(monkeypatch):
+    pytest.importorskip("mujoco")
+    from softrod.mujoco import _equilibrium
+
+    built = []
+    jacobian = _equilibrium._jacobian
+    monkeypatch.setattr(_equilibrium, "_jacobian", lambda *a: built.append(1) or jacobian(*a))
+    warm = RobotTwin("tdcr3", models=("mujoco",), links=8)
+    warm.solve()
+    assert warm._warm["mujoco"].jacobian.shape == (24, 24)
+    built.clear()
+    # A dragged slider: small steps reuse the last Jacobian (Broyden), no finite differences.
+    for value in (0.2, 0.4, 0.6):
+        warm.set_tension(0, value)
+        view = warm.solve().views["mujoco"]
+        assert view.success
+    assert len(built) <= 1
+    cold = RobotTwin("tdcr3", models=("mujoco",), links=8)
+    cold.set_tension(0, 0.6)
+    np.testing.assert_allclose(
+        view.tip_position, cold.solve().views["mujoco"].tip_position, atol=WARM_MATCH
+    )
 
 
 def test_export_is_one_self_contained_file(tmp_path):

@@ -215,12 +215,25 @@ def view_cmd(
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing --export file.")
     ] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="--web: a recording CSV replayed through SCENE (calibrated)."),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(
+            "--run", help="--export: play ENGINE:KIND (lgvi|mujoco:release|tendon step|...)."
+        ),
+    ] = None,
 ) -> None:
     """Open SCENE in MuJoCo's interactive viewer (needs a display), or with --web serve the
-    browser twin of a robot (sliders, models, tip drag) and print its URL."""
+    browser twin of a robot (sliders, models, tip drag, dynamics runs), a scene YAML (live), a
+    sweep's .parquet result or a calibrated robot with --data RECORDING.csv, and print its URL."""
     if web or export is not None:
-        _view_web(scene, links, port, host, models, control, export, overwrite)
+        _view_web(scene, links, port, host, models, control, export, overwrite, data, run)
         return
+    if data is not None:
+        raise CliError("--data needs --web (the browser page of a recording)")
     if not (
         os.environ.get("DISPLAY")
         or os.environ.get("WAYLAND_DISPLAY")
@@ -242,6 +255,27 @@ def view_cmd(
             time.sleep(max(0.0, sc.model.opt.timestep - (time.perf_counter() - start)))
 
 
+def _web_target(target: str, data: Path | None) -> tuple[str, Path]:
+    """What `softrod view --web` shows: ("robot" | "scene" | "sweep" | "recording", path)."""
+    if data is not None:
+        if not data.is_file():
+            raise CliError(f"--data: no such file {data}")
+        return "recording", _robot_path(target)
+    if target.lower().endswith(".parquet"):
+        path = Path(target)
+        if not path.is_file():
+            raise CliError(f"{target}: no such sweep result")
+        return "sweep", path
+    path = _robot_path(target)
+    if path.suffix.lower() in (".yaml", ".yml", ".json"):
+        import yaml
+
+        content = yaml.safe_load(path.read_text())
+        if not isinstance(content, dict) or "segments" not in content:
+            return "scene", path
+    return "robot", path
+
+
 def _view_web(
     target: str,
     links: int | None,
@@ -251,41 +285,67 @@ def _view_web(
     control: str,
     export: Path | None,
     overwrite: bool,
+    data: Path | None = None,
+    run: str | None = None,
 ) -> None:
-    """`softrod view --web` / `--export`: the browser twin of a robot (docs/web.md)."""
+    """`softrod view --web` / `--export`: the browser twin of a robot, a scene, a sweep result
+    or a recording (docs/web.md)."""
     import time
 
     try:
         import viser  # noqa: F401
     except ImportError:
         raise CliError("the browser twin needs viser: pip install softrod[web]") from None
-    from softrod.web import MODEL_NAMES, export_page, serve_robot
+    from softrod import web
 
     check_links(links)
     if not 0 <= port <= 65535:
         raise CliError(f"--port must be in [0, 65535], got {port}")
     chosen = [m.strip() for m in models.split(",") if m.strip()]
-    if not chosen or any(m not in MODEL_NAMES for m in chosen):
-        raise CliError(f"--models must be a list of {', '.join(MODEL_NAMES)}, got {models!r}")
+    if not chosen or any(m not in web.MODEL_NAMES for m in chosen):
+        raise CliError(f"--models must be a list of {', '.join(web.MODEL_NAMES)}, got {models!r}")
     if control not in ("tension", "length"):
         raise CliError(f"--control must be tension or length, got {control!r}")
-    path = _robot_path(target)
-    if path.suffix.lower() in (".yaml", ".yml", ".json"):
-        import yaml
-
-        data = yaml.safe_load(path.read_text())
-        if not isinstance(data, dict) or "segments" not in data:
-            raise CliError(
-                f"{target}: --web shows robots only for now (a scene, sweep or recording "
-                "target is not supported yet)"
-            )
+    kind, path = _web_target(target, data)
     n_links = links if links is not None else 20
+    played = None
+    if run is not None:
+        played = tuple(x.strip() for x in run.split(":", 1))
+        if export is None or len(played) != 2:
+            raise CliError(f"--run ENGINE:KIND goes with --export, got {run!r}")
+        if played[0] not in web.RUN_ENGINES or played[1] not in web.RUN_KINDS:
+            raise CliError(
+                f"--run must be one of {', '.join(web.RUN_ENGINES)} : "
+                f"{', '.join(web.RUN_KINDS)}, got {run!r}"
+            )
     if export is not None:
+        if kind != "robot":
+            raise CliError(f"--export writes a robot's page; {target} is a {kind}")
         prepare_output(export, overwrite=overwrite, option="--export")
-        export_page(path, export, models=chosen, links=n_links)
+        try:
+            web.export_page(path, export, models=chosen, links=n_links, run=played)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise CliError(f"--run: {exc}") from None
         typer.echo(f"wrote {export}")
         return
-    page = serve_robot(path, host=host, port=port, models=chosen, links=n_links, control=control)
+    page: Any
+    try:
+        if kind == "robot":
+            page = web.serve_robot(
+                path, host=host, port=port, models=chosen, links=n_links, control=control
+            )
+        elif kind == "scene":
+            page = web.serve_scene(path, host=host, port=port, links=links)
+        elif kind == "sweep":
+            page = web.serve_sweep(path, host=host, port=port)
+        else:
+            from softrod.validate import replay_recording
+
+            assert data is not None
+            replay = replay_recording(path, data, links=links)
+            page = web.serve_recording(replay, host=host, port=port)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CliError(f"{target}: {exc}") from None
     # Ctrl+C stops the server cleanly from the moment the URL is out.
     try:
         typer.echo(f"softrod view: serving {path.stem} at {page.url} (Ctrl+C stops)")

@@ -51,7 +51,9 @@ class PointLoad:
 
 @dataclass(frozen=True)
 class EquilibriumResult:
-    """Outcome of `static_equilibrium`: qpos (nq,), residual norm [N m], Newton iterations."""
+    """Outcome of `static_equilibrium`: qpos (nq,), residual norm [N m], Newton iterations;
+    jacobian (nv, nv): the residual's last Jacobian (a warm start for a nearby solve's
+    `jacobian0`; None when it failed)."""
 
     success: bool
     message: str
@@ -59,6 +61,7 @@ class EquilibriumResult:
     residual: float
     nit: int
     load_scale: float
+    jacobian: np.ndarray | None = None
 
 
 def residual(
@@ -104,16 +107,28 @@ def _jacobian(model, data, loads, scale, q, r0) -> np.ndarray:
     return J
 
 
-def _newton(model, data, loads, scale, q, max_iter, step_tol):
-    """Damped Newton from q; returns (q, |r|, iterations, converged)."""
+def _newton(model, data, loads, scale, q, max_iter, step_tol, J=None):
+    """Damped Newton from q; returns (q, |r|, iterations, converged, last Jacobian).
+
+    Without J every iteration builds the finite-difference Jacobian. A given J (a nearby
+    solve's, e.g. the previous slider position's) is reused with Broyden updates, and rebuilt
+    by finite differences only when a step fails to halve |r|: a dragged input then costs a few
+    residuals instead of nv per iteration.
+    """
+    reuse = J is not None
+    fresh = J is None
     data.qpos[:] = q
     r = residual(model, data, loads, scale)
     for it in range(1, max_iter + 1):
-        J = _jacobian(model, data, loads, scale, q, r)
+        if J is None:
+            J, fresh = _jacobian(model, data, loads, scale, q, r), True
         try:
             dq = -np.linalg.solve(J, r)
         except np.linalg.LinAlgError:
-            return q, float(np.linalg.norm(r)), it, False
+            if fresh:
+                return q, float(np.linalg.norm(r)), it, False, None
+            J = None
+            continue
         norm0 = np.linalg.norm(r)
         alpha = 1.0
         while True:
@@ -123,13 +138,27 @@ def _newton(model, data, loads, scale, q, max_iter, step_tol):
             if np.linalg.norm(r_new) < norm0 or alpha < 1e-4:
                 break
             alpha *= 0.5
+        step, was_fresh = alpha * dq, fresh
+        if reuse and not fresh and not np.linalg.norm(r_new) < 0.5 * norm0:
+            # A reused Jacobian that no longer halves |r|: rebuild it (keep q if |r| grew).
+            J = None
+            if not np.linalg.norm(r_new) < norm0:
+                continue
+        elif reuse and np.any(step):
+            # Broyden's update keeps the reused Jacobian consistent with the step just taken.
+            J = J + np.outer(r_new - r - J @ step, step) / (step @ step)
+            fresh = False
         q = data.qpos.copy()
         r = r_new
-        if np.max(np.abs(alpha * dq)) < step_tol:
-            return q, float(np.linalg.norm(r)), it, True
-        if alpha < 1e-4:
-            return q, float(np.linalg.norm(r)), it, False
-    return q, float(np.linalg.norm(r)), max_iter, False
+        # A reused Jacobian's tiny step counts only when it was a full one (a cut-back step
+        # of a poor Jacobian can be tiny far from the solution).
+        if np.max(np.abs(step)) < step_tol and (was_fresh or alpha == 1.0):
+            return q, float(np.linalg.norm(r)), it, True, J
+        if alpha < 1e-4 and was_fresh:
+            return q, float(np.linalg.norm(r)), it, False, J
+        if not reuse:
+            J = None
+    return q, float(np.linalg.norm(r)), max_iter, False, J
 
 
 def static_equilibrium(
@@ -141,36 +170,41 @@ def static_equilibrium(
     max_iter: int = 30,
     step_tol: float = STEP_TOL,
     max_halvings: int = 6,
+    jacobian0: np.ndarray | None = None,
 ) -> EquilibriumResult:
     """Equilibrium configuration under model gravity, data.ctrl and point `loads`.
 
     Starts from `qpos0` (default model.qpos0). When Newton fails at the full load it restarts
     with load continuation: the point loads are ramped in steps, halved on failure up to
-    `max_halvings` times. data.qpos holds the result on return.
+    `max_halvings` times. data.qpos holds the result on return. `jacobian0` (nv, nv): the
+    residual's Jacobian of a nearby equilibrium (a previous result's `jacobian`), reused with
+    Broyden updates instead of nv finite-difference residuals per iteration (interactive drags).
     """
     with single_thread_blas():
-        return _static_equilibrium(model, data, loads, qpos0, max_iter, step_tol, max_halvings)
+        return _static_equilibrium(
+            model, data, loads, qpos0, max_iter, step_tol, max_halvings, jacobian0
+        )
 
 
-def _static_equilibrium(model, data, loads, qpos0, max_iter, step_tol, max_halvings):
+def _static_equilibrium(model, data, loads, qpos0, max_iter, step_tol, max_halvings, jacobian0):
     q = (model.qpos0 if qpos0 is None else np.asarray(qpos0, dtype=float)).copy()
-    q_try, res, nit, ok = _newton(model, data, loads, 1.0, q, max_iter, step_tol)
+    q_try, res, nit, ok, J = _newton(model, data, loads, 1.0, q, max_iter, step_tol, jacobian0)
     total = nit
     if ok or not loads:
         data.qpos[:] = q_try
         mujoco.mj_forward(model, data)
         msg = "converged" if ok else "Newton did not converge"
-        return EquilibriumResult(ok, msg, q_try, res, total, 1.0)
+        return EquilibriumResult(ok, msg, q_try, res, total, 1.0, J if ok else None)
     # Load continuation from the unloaded equilibrium.
-    q, res, nit, ok = _newton(model, data, loads, 0.0, q, max_iter, step_tol)
+    q, res, nit, ok, J = _newton(model, data, loads, 0.0, q, max_iter, step_tol)
     total += nit
     scale, step, halvings = 0.0, 0.25, 0
     while ok and scale < 1.0:
         target = min(1.0, scale + step)
-        q_new, res, nit, ok_step = _newton(model, data, loads, target, q, max_iter, step_tol)
+        q_new, res, nit, ok_step, J_new = _newton(model, data, loads, target, q, max_iter, step_tol)
         total += nit
         if ok_step:
-            q, scale = q_new, target
+            q, scale, J = q_new, target, J_new
         else:
             halvings += 1
             step /= 2
@@ -183,7 +217,8 @@ def _static_equilibrium(model, data, loads, qpos0, max_iter, step_tol, max_halvi
         if ok
         else (f"load continuation stalled at {scale:.3g} of the load")
     )
-    return EquilibriumResult(ok and scale >= 1.0, msg, q, res, total, scale)
+    ok = ok and scale >= 1.0
+    return EquilibriumResult(ok, msg, q, res, total, scale, J if ok else None)
 
 
 def apply_loads(model: mujoco.MjModel, data: mujoco.MjData, loads: Sequence[PointLoad]) -> None:

@@ -68,14 +68,19 @@ _LENGTHS_MATRIX: weakref.WeakKeyDictionary[RodModel, tuple[np.ndarray, np.ndarra
 )
 
 
+def _cached_lengths_matrix(model: RodModel) -> tuple[np.ndarray, np.ndarray]:
+    """`_pcc_lengths_matrix`, built once per compiled model."""
+    if model not in _LENGTHS_MATRIX:
+        _LENGTHS_MATRIX[model] = _pcc_lengths_matrix(model)
+    return _LENGTHS_MATRIX[model]
+
+
 def _pcc_tensions(model: RodModel, L_cmd: np.ndarray) -> np.ndarray:
     """Tensions of elastic pull-only tendons under constant curvature (semismooth Newton)."""
     n_t = model.n_tendons
     if n_t == 0:
         return np.zeros(0)
-    if model not in _LENGTHS_MATRIX:
-        _LENGTHS_MATRIX[model] = _pcc_lengths_matrix(model)
-    l0, A = _LENGTHS_MATRIX[model]
+    l0, A = _cached_lengths_matrix(model)
     tau = np.empty(n_t)
     _pcc_tensions_kernel(l0, A, model.tendon_k, np.asarray(L_cmd, dtype=float), tau)
     return tau
@@ -181,9 +186,11 @@ def _solve_pcc(
     strain = np.zeros((n_nodes, 3))
     strain[:, 2] = vz[node_seg]
     # Tendon path lengths and the section loads implied by the tendons alone.
-    _, A = _pcc_lengths_matrix(model) if n_t else (None, np.zeros((0, 0)))
-    l0, _ = _pcc_lengths_matrix(model) if n_t else (np.zeros(0), None)
-    lengths = l0 + A @ tau if n_t else np.zeros(0)
+    if n_t:
+        l0, A = _cached_lengths_matrix(model)
+        lengths = l0 + A @ tau
+    else:
+        lengths = np.zeros(0)
     force = np.zeros((n_nodes, 3))
     for i in range(n_t):
         act = node_seg <= model.tendon_seg[i]

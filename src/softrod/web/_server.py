@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import viser
 
+from softrod.web._pages import PlayPanel
+from softrod.web._playback import RUN_DURATION, run_dynamics
 from softrod.web._twin import (
     MODEL_NAMES,
     ModelView,
@@ -81,6 +83,7 @@ class TwinServer:
         self._syncing = False
         self._nodes: dict[str, Any] = {}
         self._length = twin.spec.total_length
+        self.play: PlayPanel | None = None
         self._setup_scene()
         if with_gui:
             self._setup_gui()
@@ -92,6 +95,8 @@ class TwinServer:
 
     def stop(self) -> None:
         """Stop the server thread (the port is released)."""
+        if self.play is not None:
+            self.play.close()
         self.server.stop()
 
     # -- setup ----------------------------------------------------------------------------------
@@ -171,6 +176,9 @@ class TwinServer:
                 drag = gui.add_checkbox("drag the tip (Jacobian control)", False)
             drag.on_update(lambda _: self._toggle_drag(bool(drag.value)))
             self._drag = drag
+
+        # Dynamics: LGVI / MuJoCo runs from the current state, played with a timeline.
+        self.play = PlayPanel(self.server, twin)
 
         save = gui.add_button("save PNG")
         save.on_click(self._save_png)
@@ -389,10 +397,14 @@ def export_page(
     links: int = 20,
     tensions: Sequence[float] | None = None,
     frames: int = EXPORT_FRAMES,
+    run: tuple[str, str] | None = None,
+    duration: float = RUN_DURATION,
 ) -> Path:
     """Write a self-contained HTML page (viser's embedded playback: no server needed) that
     plays the robot bending from rest to `tensions` [N] and back (default: tendon 1 at half
-    its range). Returns the path."""
+    its range). With `run=(engine, kind)` (RUN_ENGINES, RUN_KINDS) it plays that dynamics run
+    instead (`run_dynamics` from the shape at `tensions`, `duration` [s], `frames` frames
+    evenly over the run, each shown for 1/30 s: slow motion for short runs). Returns the path."""
     twin = RobotTwin(robot, models=models, links=links)
     target = (
         np.asarray(tensions, dtype=float)
@@ -401,18 +413,39 @@ def export_page(
     )
     if target.shape != (twin.n_tendons,):
         raise ValueError(f"tensions must have {twin.n_tendons} entries, got {target.shape}")
+    playback = None
+    if run is not None:
+        for k in range(twin.n_tendons):
+            twin.set_tension(k, target[k])
+        playback = run_dynamics(twin, run[0], run[1], duration)
     page = TwinServer(twin, host="127.0.0.1", port=0, with_gui=False)
     try:
         serializer = page.server.get_scene_serializer()
-        # There and back: a loop that shows the motion when the player repeats it.
-        for phase in np.sin(np.linspace(0.0, np.pi, frames)):
-            for k in range(twin.n_tendons):
-                twin.set_tension(k, phase * target[k])
-            page.refresh()
-            serializer.insert_sleep(EXPORT_DT)
+        if playback is not None:
+            _record_playback(page, playback, serializer, frames)
+        else:
+            # There and back: a loop that shows the motion when the player repeats it.
+            for phase in np.sin(np.linspace(0.0, np.pi, frames)):
+                for k in range(twin.n_tendons):
+                    twin.set_tension(k, phase * target[k])
+                page.refresh()
+                serializer.insert_sleep(EXPORT_DT)
         html = serializer.as_html()
     finally:
         page.stop()
     out = Path(path)
     out.write_text(html)
     return out
+
+
+def _record_playback(page: TwinServer, playback: Any, serializer: Any, frames: int) -> None:
+    """Record `frames` frames of a run, evenly in time, EXPORT_DT apart into the serializer,
+    drawn over the static shape as the Play panel draws them."""
+    from softrod.web._pages import PLAY_COLOR, _Tube
+
+    tube = _Tube(page.server, "/playback", PLAY_COLOR)
+    radius = _tube_radius(page.twin)
+    for t in np.linspace(0.0, float(playback.t[-1]), frames):
+        tube.show(playback.view(playback.index_at(t)), radius)
+        page.server.flush()
+        serializer.insert_sleep(EXPORT_DT)

@@ -276,7 +276,15 @@ class RobotTwin:
         loads = []
         if np.any(self.tip_force) or np.any(self.tip_moment):
             loads = [PointLoad(tip_body, tip_point, self.tip_force, self.tip_moment)]
-        res = static_equilibrium(model, data, loads, qpos0=self._warm.get("mujoco"))
+        # Warm start: the last converged qpos and its Jacobian (a few residuals per drag step).
+        warm = self._warm.get("mujoco")
+        res = static_equilibrium(
+            model,
+            data,
+            loads,
+            qpos0=None if warm is None else warm.qpos,
+            jacobian0=None if warm is None else warm.jacobian,
+        )
         elapsed = time.perf_counter() - t0
         positions = np.vstack([data.xpos[bodies], data.site_xpos[tip_site][None, :]])
         # Link frames (body z along the backbone, as in the rod) draw the tube without twist.
@@ -285,7 +293,7 @@ class RobotTwin:
         )
         finite = bool(np.all(np.isfinite(positions)))
         if res.success and finite:
-            self._warm["mujoco"] = res.qpos.copy()
+            self._warm["mujoco"] = res
         tension = np.array(data.actuator_force[: self.n_tendons], dtype=float)
         return ModelView(
             name="mujoco",
