@@ -82,6 +82,7 @@ def piecewise_tendon_model(model: LGVIModel) -> LGVIModel:
         tv_pw=take(model.tv_pw),
         tv_oidx=take(model.tv_oidx),
         tv_ow=take(model.tv_ow),
+        tv_r=take(model.tv_r),
         tendon_r=np.ascontiguousarray(model.tendon_r[tendon]),
         tendon_vstart=np.arange(0, 2 * prox.size + 1, 2, dtype=np.int64),
     )
@@ -96,8 +97,7 @@ def piece_wrap(
     prox, dist, tendon = _pieces(model)
     # Vertex v at sum_k pw p[pidx] + sum_k ow O[oidx] r (oidx -1: the base frame, appended).
     frames_b = np.concatenate([frames, base_rotation[None]], axis=0)
-    n_k = model.tendon_r.shape[0]
-    r = model.tendon_r[np.repeat(np.arange(n_k), np.diff(model.tendon_vstart))]
+    r = model.tv_r
     x = np.zeros((model.tv_pidx.shape[0], 3))
     for k in range(2):
         x += model.tv_pw[:, k, None] * positions[model.tv_pidx[:, k]]
