@@ -7,9 +7,10 @@ of the applied potentials (`_lgvi_kernels._forces`: world forces on the free nod
 body torques on the free frames, `tau = -dV/d eta` for `O -> O cay(eta)`). A state is a fixed
 point of either integrator exactly when those forces vanish. `_equilibrium` finds such a state
 by Newton's method in the free coordinates (translations, body rotation parameters eta: the
-same coordinates as `_modes._stiffness`) with a central-difference stiffness, and a line search
-on the potential (for frozen loads it is a potential: tendon tension times piece length, per
-piece when the pieces carry different tensions). It is the damped dynamics' settled answer
+same coordinates as `_modes._stiffness`) with a central-difference stiffness, each step applied
+along the chain's strains (`_moved_out`), and a line search on the potential (for frozen loads
+it is a potential: tendon tension times piece length, per piece when the pieces carry
+different tensions). It is the damped dynamics' settled answer
 without the time stepping: the same discrete model, the same forces, no new discretisation.
 """
 
@@ -25,7 +26,7 @@ from softrod.dynamics._model import LGVIModel
 
 __all__ = ["EQUILIBRIUM_TOL", "equilibrium_loads"]
 
-#: Newton stops once a full step moves no position by more than this fraction of the robot
+#: Newton stops once its step moves no position by more than this fraction of the robot
 #: length and turns no frame by more than this many radians.
 EQUILIBRIUM_TOL = 1e-10
 #: Central-difference step of the stiffness: relative to the robot length (positions) and in
