@@ -1,12 +1,14 @@
 """Tendon friction in the three models on the ftdcr_v4 pull/release cycle (issue 15, item 2).
 
-    PYTHONPATH=src python dev/friction_models.py [MU] [N] [ROWS]
+    PYTHONPATH=src python dev/friction_models.py [MU] [N] [ROWS] [--lgvi | --mujoco]
 
 The cycle of dev/friction_cycle.py (input 6 pulled 0 -> 3 N in ROWS/2 steps, default 25, and
 released in as many; no gravity) solved by the static sequence (`solve_sequence`, exact), the
 MuJoCo chain with N links (`TendonFriction(per_step=False)` + `friction_sequence`) and the
-LGVI with N elements (`friction_settle_sequence`), each with friction MU (default 0.1) and
-without. Prints `friction_models.<model>.<metric>: value` lines [mm]:
+LGVI with N elements (`friction_settle_sequence`, its default method "static": each row the
+discrete model's equilibrium inside the friction fixed point), each with friction MU (default
+0.1) and without; `--lgvi` / `--mujoco` runs that model only. Prints
+`friction_models.<model>.<metric>: value` lines [mm, s]:
 
 * mu0_path_max: max tip distance to the static sequence without friction (discretisation);
 * path_max: the same with friction;
@@ -14,7 +16,8 @@ without. Prints `friction_models.<model>.<metric>: value` lines [mm]:
   the release at equal command) of the static sequence / the model;
 * loop_err_max: max over the command levels of |loop width of the model - of the static|;
 * friction_err_max: max |(model(MU) - model(0)) - (static(MU) - static(0))|, the friction
-  effect with the discretisation error taken out.
+  effect with the discretisation error taken out;
+* seconds: wall time of the model's two sequences (MU and 0), numba compilation included.
 """
 
 from __future__ import annotations
@@ -30,9 +33,14 @@ from softrod.dynamics import build_lgvi_model, friction_settle_sequence
 from softrod.mujoco import TendonFriction, build_spec, chain_info, friction_sequence
 from softrod.rods import compile_model, solve_sequence
 
-mu = float(sys.argv[1]) if len(sys.argv) > 1 else 0.1
-n = int(sys.argv[2]) if len(sys.argv) > 2 else 30
-half = (int(sys.argv[3]) if len(sys.argv) > 3 else 50) // 2
+flags = {a for a in sys.argv[1:] if a.startswith("--")}
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+mu = float(args[0]) if len(args) > 0 else 0.1
+n = int(args[1]) if len(args) > 1 else 30
+half = (int(args[2]) if len(args) > 2 else 50) // 2
+models = {"--lgvi": ("lgvi",), "--mujoco": ("mujoco",)}.get(
+    next(iter(flags), ""), ("mujoco", "lgvi")
+)
 robot = find_robot("ftdcr_v4")
 tensions = np.zeros((2 * half, 9))
 tensions[:, 6] = np.r_[np.linspace(0.0, 3.0, half), np.linspace(3.0, 0.0, half)]
@@ -52,7 +60,11 @@ def chain(value: float) -> np.ndarray:
 
 def lgvi(value: float) -> np.ndarray:
     model = build_lgvi_model(robot, elements=n)
-    return friction_settle_sequence(model, tensions, mu=value).tip_position
+    res = friction_settle_sequence(model, tensions, mu=value)
+    assert res.success.all(), f"LGVI rows {np.flatnonzero(~res.success)} did not converge"
+    print(f"friction_models.lgvi_n{n}.mu{value:g}_equilibria_per_row: "
+          f"{res.friction_iterations.mean():.2f}")  # fmt: skip
+    return res.tip_position
 
 
 def loops(tips: np.ndarray) -> np.ndarray:
@@ -62,6 +74,8 @@ def loops(tips: np.ndarray) -> np.ndarray:
 ref = {value: static(value) for value in (0.0, mu)}
 print(f"friction_models.static.loop_max: {1e3 * loops(ref[mu]).max():.3f}")
 for name, solve in (("mujoco", chain), ("lgvi", lgvi)):
+    if name not in models:
+        continue
     t0 = time.perf_counter()
     tips = {value: solve(value) for value in (0.0, mu)}
     tag = f"friction_models.{name}_n{n}"

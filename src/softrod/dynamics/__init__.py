@@ -27,6 +27,7 @@ from softrod.dynamics._modes import (
 from softrod.dynamics._result import DynamicResult, DynamicState
 from softrod.dynamics._simulate import simulate_dynamic
 from softrod.dynamics._tendon_friction import (
+    FRICTION_METHODS,
     FrictionSettleResult,
     friction_settle_sequence,
     piece_wrap,
@@ -34,6 +35,7 @@ from softrod.dynamics._tendon_friction import (
 )
 
 __all__ = [
+    "FRICTION_METHODS",
     "IMPLICIT_DAMPING",
     "INTEGRATORS",
     "DEFAULT_VELOCITY_FLOOR",

@@ -17,7 +17,7 @@ Kernel arguments come in tuples (as `softrod.rods` does; shapes in `LGVIModel`'s
 * model = (elastic, inertia, tendon, magnet), `LGVIModel.kernel_model`:
   elastic = (elem_len, elem_C1, elem_g0a, elem_g0b, shear_mode, spr_i, spr_j, spr_K, spr_c0),
   inertia = (node_mass, node_weight, node_Jd, node_J, pos_free, rot_free),
-  tendon = (tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r, tendon_vstart),
+  tendon = (tv_pidx, tv_pw, tv_oidx, tv_ow, tv_r, tendon_vstart),
   magnet = (mag_frame, mag_n0, mag_n1, mag_w1, mag_m);
 * loads = (gravity (3,), dist_force (k, 3), tip_force (k, 3), tip_moment (k, 3), tension
   (k, n_t), field_B (k, 3), field_G (k, 3, 3), base_p (k', 3), base_R (k', 3, 3)): one row
@@ -215,23 +215,24 @@ def _tendon_forces(p, O, base_R, kb, tendon, tension, kn, V, f_out, tau_out):
     """Add the tendon forces (tensions row kn [N]) to f_out / tau_out.
 
     tendon : the model's tuple: vertex v at sum_k tv_pw[v,k] p[tv_pidx[v,k]] + sum_k
-    tv_ow[v,k] O[tv_oidx[v,k]] r (oidx -1 = base frame, row kb of base_R), tendon t owns
-    vertices tendon_vstart[t]:tendon_vstart[t+1]. Returns V plus tension times path length [J].
+    tv_ow[v,k] O[tv_oidx[v,k]] tv_r[v] (oidx -1 = base frame, row kb of base_R; tv_r (n_v, 3)
+    the body-frame offset of the tendon at the vertex), tendon t owns vertices
+    tendon_vstart[t]:tendon_vstart[t+1]. Returns V plus tension times path length [J].
     """
-    tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r, tendon_vstart = tendon
+    tv_pidx, tv_pw, tv_oidx, tv_ow, tv_r, tendon_vstart = tendon
     # Tendons: a frictionless cable at constant tension, V = T * path length.
-    for it in range(tendon_r.shape[0]):
+    for it in range(tendon_vstart.shape[0] - 1):
         T = tension[kn, it]
         if T == 0.0:
             continue
-        rx = tendon_r[it, 0]
-        ry = tendon_r[it, 1]
-        rz = tendon_r[it, 2]
         px = 0.0
         py = 0.0
         pz = 0.0
         for v in range(tendon_vstart[it], tendon_vstart[it + 1]):
             # Vertex position.
+            rx = tv_r[v, 0]
+            ry = tv_r[v, 1]
+            rz = tv_r[v, 2]
             xx = 0.0
             xy = 0.0
             xz = 0.0
@@ -278,10 +279,13 @@ def _tendon_forces(p, O, base_R, kb, tendon, tension, kn, V, f_out, tau_out):
                         w = tv_ow[vv, k]
                         q = tv_oidx[vv, k]
                         if w != 0.0 and q >= 0:
+                            sx = tv_r[vv, 0]
+                            sy = tv_r[vv, 1]
+                            sz = tv_r[vv, 2]
                             bx, by, bz = _body_of(O, q, gx, gy, gz)
-                            tau_out[q, 0] += w * (ry * bz - rz * by)
-                            tau_out[q, 1] += w * (rz * bx - rx * bz)
-                            tau_out[q, 2] += w * (rx * by - ry * bx)
+                            tau_out[q, 0] += w * (sy * bz - sz * by)
+                            tau_out[q, 1] += w * (sz * bx - sx * bz)
+                            tau_out[q, 2] += w * (sx * by - sy * bx)
             px = xx
             py = xy
             pz = xz

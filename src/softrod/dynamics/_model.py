@@ -92,7 +92,8 @@ class LGVIModel:
     node_mass (n,) [kg]; node_weight (n,) lumped length [m]; node_Jd (n, 3) nonstandard and
     node_J (n, 3) standard rotational inertia [kg m^2] (lumped, diagonal in the body frame).
     pos_free, rot_free (n,) bool. rest_positions (n, 3), rest_rotations (n, 3, 3) in the robot's
-    base pose. Tendons: tv_pidx, tv_pw, tv_oidx, tv_ow (n_v, 2) vertex stencils, tendon_r
+    base pose. Tendons: tv_pidx, tv_pw, tv_oidx, tv_ow (n_v, 2) vertex stencils, tv_r (n_v, 3)
+    the body-frame tendon offset at each vertex (its routing, docs/routing.md), tendon_r
     (n_t, 3), tendon_vstart (n_t + 1,). Magnets: mag_frame, mag_n0, mag_n1 (n_m,), mag_w1
     (n_m,), mag_m (n_m, 3) [A m^2]. stiffness_scale : factor on all stiffnesses (E.6).
     n_chamber_tendons : internal tendons of the description's chambers appended after the
@@ -126,6 +127,7 @@ class LGVIModel:
     tv_pw: np.ndarray
     tv_oidx: np.ndarray
     tv_ow: np.ndarray
+    tv_r: np.ndarray
     tendon_r: np.ndarray
     tendon_vstart: np.ndarray
     mag_frame: np.ndarray
@@ -182,8 +184,8 @@ class LGVIModel:
 
     @cached_property
     def kernel_tendon(self) -> tuple:
-        """(tv_pidx, tv_pw, tv_oidx, tv_ow, tendon_r, tendon_vstart)."""
-        return (self.tv_pidx, self.tv_pw, self.tv_oidx, self.tv_ow, self.tendon_r,
+        """(tv_pidx, tv_pw, tv_oidx, tv_ow, tv_r, tendon_vstart)."""
+        return (self.tv_pidx, self.tv_pw, self.tv_oidx, self.tv_ow, self.tv_r,
                 self.tendon_vstart)  # fmt: skip
 
     @cached_property
@@ -286,7 +288,6 @@ def build_lgvi_model(
         discretisation fix. Give it or stiffness_scale, not both.
     """
     rod = robot if isinstance(robot, RodModel) else compile_model(robot)
-    rod.require_straight_routing("LGVI dynamics (softrod.dynamics)")
     magnets = tuple(magnets or ())
     for q, mg in enumerate(magnets):
         if not isinstance(mg, Magnet):
@@ -412,12 +413,22 @@ def build_lgvi_model(
     pw: list[tuple[float, float]] = []
     oidx: list[tuple[int, int]] = []
     ow: list[tuple[float, float]] = []
+    vr: list[np.ndarray] = []
     vstart = [0]
     # Chambers are tendons at tension -p A_eff (docs/actuators.md): route them like tendons.
     trod = rod.with_chambers
     n_t = trod.n_tendons
+    routings = [tendon.routing for _, tendon in spec.tendon_list()]
     for t in range(n_t):
         m = seg_end_node[int(trod.tendon_seg[t])]
+        # The tendon's body-frame offset at each vertex (node k at s_k): its routing, so the
+        # pieces between vertices are straight chords between the routed holes.
+        routed = t < len(routings) and routings[t] != "straight"
+        for k in range(m + 1):
+            if routed:
+                vr.append(np.array([*spec.tendon_path_xy(t, float(s[k])), 0.0]))
+            else:
+                vr.append(trod.tendon_r[t])
         if link:
             # Vertex k at p_k + (O_{k-1} + O_k) r / 2 (the section between two links; the base
             # and tip sections use their own frames): the cable sits at the offset at every
@@ -499,6 +510,7 @@ def build_lgvi_model(
         tv_pw=f64(pw, (n_v, 2)),
         tv_oidx=i64(oidx, (n_v, 2)),
         tv_ow=f64(ow, (n_v, 2)),
+        tv_r=f64(vr, (n_v, 3)),
         tendon_r=f64(trod.tendon_r, (n_t, 3)),
         tendon_vstart=i64(vstart, (n_t + 1,)),
         mag_frame=i64(mag_frame, (n_m,)),

@@ -15,10 +15,13 @@ on that piece. Equal piece tensions give the forces of the original model (to ro
 tested); the potential the kernels report for the tendons is then sum t_p |piece p|, which is
 not an energy once friction makes the tensions differ.
 
-`friction_settle_sequence` is the quasi-static driver: each row of commands is held while the
-damped dynamics settle, the piece tensions are re-clamped against the memory of the last
-settled row every `chunk` seconds (the fixed point of the static solver, done while settling),
-and the memory is committed once the row has settled.
+`friction_settle_sequence` is the quasi-static driver. With `method="static"` each row is the
+equilibrium the damped dynamics settle to, found directly (`_equilibrium`: Newton on the
+model's generalised forces, the fixed points of both LGVI steps) inside the friction fixed
+point of the static solver: wrap from the shape, piece tensions clamped against the memory of
+the last settled row, equilibrium, until the piece tensions stop changing. With
+`method="dynamic"` each row is held while the damped dynamics settle, the piece tensions
+re-clamped every `chunk` seconds; the memory is committed once the row has settled.
 """
 
 from __future__ import annotations
@@ -30,18 +33,23 @@ from typing import Any
 
 import numpy as np
 
+from softrod.dynamics._equilibrium import EQUILIBRIUM_TOL, _equilibrium, equilibrium_loads
 from softrod.dynamics._inputs import DynamicLoads
 from softrod.dynamics._model import LGVIModel, build_lgvi_model
-from softrod.dynamics._result import DynamicResult
+from softrod.dynamics._result import DynamicResult, DynamicState
 from softrod.dynamics._simulate import simulate_dynamic
 from softrod.rods import capstan_update
 
 __all__ = [
+    "FRICTION_METHODS",
     "FrictionSettleResult",
     "friction_settle_sequence",
     "piece_wrap",
     "piecewise_tendon_model",
 ]
+
+#: `friction_settle_sequence` methods: the equilibrium found directly, or by damped dynamics.
+FRICTION_METHODS = ("static", "dynamic")
 
 
 def _pieces(model: LGVIModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,6 +82,7 @@ def piecewise_tendon_model(model: LGVIModel) -> LGVIModel:
         tv_pw=take(model.tv_pw),
         tv_oidx=take(model.tv_oidx),
         tv_ow=take(model.tv_ow),
+        tv_r=take(model.tv_r),
         tendon_r=np.ascontiguousarray(model.tendon_r[tendon]),
         tendon_vstart=np.arange(0, 2 * prox.size + 1, 2, dtype=np.int64),
     )
@@ -88,8 +97,7 @@ def piece_wrap(
     prox, dist, tendon = _pieces(model)
     # Vertex v at sum_k pw p[pidx] + sum_k ow O[oidx] r (oidx -1: the base frame, appended).
     frames_b = np.concatenate([frames, base_rotation[None]], axis=0)
-    n_k = model.tendon_r.shape[0]
-    r = model.tendon_r[np.repeat(np.arange(n_k), np.diff(model.tendon_vstart))]
+    r = model.tv_r
     x = np.zeros((model.tv_pidx.shape[0], 3))
     for k in range(2):
         x += model.tv_pw[:, k, None] * positions[model.tv_pidx[:, k]]
@@ -114,8 +122,11 @@ class FrictionSettleResult:
 
     tip_position : (T, 3) [m] settled tip per row; success : (T,) bool; piece_tension : (T,
     n_p) [N] the committed piece tensions; tip_speed : (T,) [m/s] the tip speed left at the end
-    of each row (how settled it is); final : the last `DynamicResult` (its final state
-    continues the sequence); memory : (tension (n_p,), effective (n_t,), direction (n_t,)).
+    of each row (how settled it is; 0 for method "static"); final : the last `DynamicResult`
+    (its final state continues the sequence; None for method "static"); memory : (tension
+    (n_p,), effective (n_t,), direction (n_t,)). state : the last row's `DynamicState` (at rest
+    for "static": `simulate_dynamic(..., initial=state)` continues from it).
+    friction_iterations : (T,) equilibria solved per row ("static"; chunks for "dynamic").
     """
 
     tip_position: np.ndarray
@@ -124,6 +135,8 @@ class FrictionSettleResult:
     tip_speed: np.ndarray
     final: DynamicResult | None
     memory: tuple[np.ndarray, np.ndarray, np.ndarray]
+    state: DynamicState | None = None
+    friction_iterations: np.ndarray | None = None
 
 
 def friction_settle_sequence(
@@ -133,21 +146,32 @@ def friction_settle_sequence(
     mu: float | Sequence[float] | np.ndarray = 0.0,
     stick_band: float | Sequence[float] | np.ndarray = 0.0,
     elements: int | None = None,
+    method: str = "static",
     settle_time: float = 0.6,
     chunk: float = 0.05,
     strain_damping: float = 0.1,
     integrator: str = "implicit",
+    tol: float = EQUILIBRIUM_TOL,
+    friction_tol: float = 1e-10,
+    friction_max_iter: int = 100,
 ) -> FrictionSettleResult:
     """Quasi-static LGVI equilibria along tension commands with tendon friction and memory.
 
     robot : an `LGVIModel` (tendon paths as built) or what `build_lgvi_model` takes (with
     `elements`). tensions : (T, n_t) base tensions [N]. mu, stick_band : scalar or (n_t,).
-    Each row is held for `settle_time` [s] of damped dynamics (Kelvin-Voigt `strain_damping`
-    [s], `integrator`), starting from the previous row's final state, with the piece tensions
-    re-clamped from the current shape against the memory of the last settled row every
-    `chunk` [s]; then the memory is committed. With mu = 0 every piece carries its tendon's
-    tension (the frictionless model's forces).
+    method "static" (default): each row's equilibrium of the discrete model is solved directly
+    (Newton on its generalised forces to `tol` [fraction of L, rad], the state both LGVI steps
+    keep at rest), inside the friction fixed point: wrap from the shape, piece tensions
+    clamped against the memory of the last settled row, equilibrium, until no piece tension
+    changes by more than `friction_tol` [N] (at most `friction_max_iter` equilibria; success
+    False otherwise). Method "dynamic": each row is held for `settle_time` [s] of damped
+    dynamics (Kelvin-Voigt `strain_damping` [s], `integrator`), starting from the previous
+    row's final state, with the piece tensions re-clamped from the current shape every `chunk`
+    [s]. Either way the memory is committed at the end of the row. With mu = 0 every piece
+    carries its tendon's tension (the frictionless model's forces).
     """
+    if method not in FRICTION_METHODS:
+        raise ValueError(f"method must be one of {FRICTION_METHODS}, got {method!r}")
     model = robot if isinstance(robot, LGVIModel) else build_lgvi_model(robot, elements)
     pieces = piecewise_tendon_model(model)
     _, _, piece_tendon = _pieces(model)
@@ -159,6 +183,9 @@ def friction_settle_sequence(
     band = np.broadcast_to(np.asarray(stick_band, dtype=float), (n_t,)).copy()
     if np.any(~np.isfinite(mu_v) | (mu_v < 0)) or np.any(~np.isfinite(band) | (band < 0)):
         raise ValueError("mu and stick_band must be finite numbers >= 0")
+    if method == "static":
+        return _static_sequence(model, pieces, piece_tendon, cmd, mu_v, band, tol,
+                                friction_tol, friction_max_iter)  # fmt: skip
     n_chunks = max(1, int(round(settle_time / chunk)))
     base_R = model.rod.base_rotation
     memory = (np.zeros(piece_tendon.size), np.full(n_t, np.nan), np.zeros(n_t))
@@ -195,4 +222,59 @@ def friction_settle_sequence(
         speed[row] = float(
             np.linalg.norm(state.positions[-1] - state.prev_positions[-1]) / state.dt
         )
-    return FrictionSettleResult(tips, success, committed, speed, result, memory)
+    final_state = None if result is None else result.final_state
+    return FrictionSettleResult(tips, success, committed, speed, result, memory, final_state,
+                                np.full(cmd.shape[0], n_chunks))  # fmt: skip
+
+
+def _static_sequence(
+    model: LGVIModel,
+    pieces: LGVIModel,
+    piece_tendon: np.ndarray,
+    cmd: np.ndarray,
+    mu: np.ndarray,
+    band: np.ndarray,
+    tol: float,
+    friction_tol: float,
+    friction_max_iter: int,
+) -> FrictionSettleResult:
+    """`friction_settle_sequence(method="static")`: per row, the friction fixed point around
+    `_equilibrium` (warm-started from the previous row's equilibrium)."""
+    n_rows = cmd.shape[0]
+    base_R = model.rod.base_rotation
+    p = model.rest_positions.copy()
+    O = model.rest_rotations.copy()
+    memory = (np.zeros(piece_tendon.size), np.full(model.n_tendons, np.nan),
+              np.zeros(model.n_tendons))  # fmt: skip
+    tips = np.empty((n_rows, 3))
+    success = np.ones(n_rows, dtype=bool)
+    committed = np.empty((n_rows, piece_tendon.size))
+    iterations = np.zeros(n_rows, dtype=np.int64)
+    for row, command in enumerate(cmd):
+        update = memory
+        current: np.ndarray | None = None
+        for it in range(1, friction_max_iter + 1):
+            # Clamp against the last settled row's memory at the wrap of the shape so far.
+            theta = piece_wrap(model, p, O, base_R)
+            update = capstan_update(
+                memory[0], command, memory[1], memory[2], theta, piece_tendon, mu, band
+            )
+            if current is not None and np.max(np.abs(update[0] - current), initial=0.0) <= (
+                friction_tol
+            ):
+                break
+            current = update[0]
+            p, O, _, ok = _equilibrium(pieces, equilibrium_loads(pieces, current), p, O, tol)
+            iterations[row] = it
+            if not ok:
+                success[row] = False
+                break
+        else:
+            success[row] = False
+        memory = update
+        tips[row] = p[-1]
+        committed[row] = memory[0]
+    state = DynamicState(t=0.0, dt=1.0, positions=p.copy(), prev_positions=p.copy(), frames=O,
+                         cayley=np.zeros((model.n_nodes, 3)))  # fmt: skip
+    return FrictionSettleResult(tips, success, committed, np.zeros(n_rows), None, memory, state,
+                                iterations)  # fmt: skip
