@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import softrod
+from softrod.bench import example_robot_path
 from softrod.rods import ObserverGains, compile_model
 from softrod.sim import QuasiStaticSim
 from test_static_branch import BRANCH_TOL, REFERENCE_TIPS, _probe_cases
@@ -45,7 +46,7 @@ def test_a_tiny_step_bound_flags_every_move(case60):
 
 def test_a_moving_base_is_not_a_jump():
     """The rule measures the tip in the base frame: a base moved 0.5 L per step is no jump."""
-    model = compile_model(softrod.load_robot(softrod.bench.example_robot_path("softmanisim")))
+    model = compile_model(softrod.load_robot(example_robot_path("softmanisim")))
     sim = QuasiStaticSim(model, "observer", gains=ObserverGains(max_updates=3))
     L = model.total_length
     for k in range(4):
