@@ -81,17 +81,24 @@ def test_friction_sequence_takes_no_length_stick_band() -> None:
         friction_sequence(spec, np.zeros((1, spec.n_tendons)), 0.1, 1e-4)
 
 
-def test_fit_with_friction_writes_the_block(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _fit_ftdcr_v4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> tuple[Path, dict]:
+    """`softrod hardware fit ftdcr_v4 ... OPTION` on the strided train file: (output, JSON)."""
     out = tmp_path / "fitted.yaml"
     train = recording_path("ftdcr_v4", "train")
     code = main(
         ["hardware", "fit", "ftdcr_v4", "--data", str(train), "-o", str(out), "--json",
-         "--stride", str(STRIDE), "--max-nfev", str(MAX_NFEV), "--friction"]
+         "--stride", str(STRIDE), "--max-nfev", str(MAX_NFEV), option]
     )  # fmt: skip
     assert code == 0
-    fit = json.loads(capsys.readouterr().out)
+    return out, json.loads(capsys.readouterr().out)
+
+
+def test_fit_with_friction_writes_the_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, fit = _fit_ftdcr_v4(tmp_path, capsys, "--friction")
     assert set(fit["friction"]) == {"mu", "stick_band"}
     assert 0.0 <= fit["friction"]["mu"] <= 1.0 and fit["friction"]["stick_band"] == 0.0
     assert "solve_sequence" in fit["friction_message"]
@@ -147,14 +154,7 @@ def test_replay_with_tension_play_lags_the_command(tmp_path: Path) -> None:
 def test_fit_with_tension_backlash_writes_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "fitted.yaml"
-    train = recording_path("ftdcr_v4", "train")
-    code = main(
-        ["hardware", "fit", "ftdcr_v4", "--data", str(train), "-o", str(out), "--json",
-         "--stride", str(STRIDE), "--max-nfev", str(MAX_NFEV), "--tension-backlash"]
-    )  # fmt: skip
-    assert code == 0
-    fit = json.loads(capsys.readouterr().out)
+    out, fit = _fit_ftdcr_v4(tmp_path, capsys, "--tension-backlash")
     beta = fit["params"]["backlash_per_tension_m_per_N"]
     assert 0.0 <= beta <= 1e-3 and fit["friction"] is None
     assert yaml.safe_load(out.read_text())["calibration"]["backlash_per_tension"] == beta
