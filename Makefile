@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 test: setup
-	MUJOCO_GL=egl $(PY) -m pytest -q --durations=15 tests
+	OPENBLAS_NUM_THREADS=1 MUJOCO_GL=egl $(PY) -m pytest -q --durations=15 tests
 
 demo: setup
 	MUJOCO_GL=egl .venv/bin/softrod demo

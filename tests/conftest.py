@@ -11,6 +11,10 @@ import pytest
 # Headless rendering for every test module, whichever imports mujoco first: MuJoCo fixes its
 # OpenGL backend at import, and GLFW without a display aborts the process on a second try.
 os.environ.setdefault("MUJOCO_GL", "egl")
+# One BLAS thread: threaded OpenBLAS oversubscribes CI's two cores (a 117x117 eigen-solve took
+# 2.4 s instead of 0.04 s under load). Effective only where numpy is not loaded yet; `make test`
+# sets it in the environment as well.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # `reference` (the independent oracle and the inline robots) lives beside the tests; make it
 # importable however pytest was started (with or without tests/__init__.py, from any cwd).
