@@ -274,7 +274,8 @@ def test_killed_behaviour_cloning_resumes_to_the_same_weights(tmp_path):
 
 
 def test_a_diverged_simulation_exits_1_with_its_json(capsys):
-    """A time step far above the stable one diverges: the JSON still prints, exit code 1."""
+    """A time step far above the explicit stable one diverges: the JSON still prints, exit code 1
+    (the default `--integrator auto` takes tdcr3 implicit: test_dynamics_implicit)."""
     import json
 
     argv = [
@@ -288,6 +289,8 @@ def test_a_diverged_simulation_exits_1_with_its_json(capsys):
         "10",
         "--tensions",
         "2,0,0,0,0,0,0,0,0",
+        "--integrator",
+        "explicit",
         "--json",
     ]
     assert main(argv) == 1

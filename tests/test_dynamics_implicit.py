@@ -267,7 +267,8 @@ def test_implicit_divergence_is_reported():
 
 def test_cli_simulate_integrator(capsys):
     """`softrod simulate --integrator implicit` takes the step at which the explicit one
-    diverges (test_cli_outputs' diverged run); an unknown name is refused."""
+    diverges (test_cli_outputs' diverged run), and so does the default (auto); an unknown name
+    is refused."""
     import json
 
     from softrod.cli import main
@@ -277,6 +278,9 @@ def test_cli_simulate_integrator(capsys):
     assert main([*argv, "--integrator", "implicit"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["success"] is True
+    # The default (auto) takes tdcr3's steel backbone implicit at the same step.
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["success"] is True
     assert main([*argv, "--integrator", "rk4"]) != 0
     assert "--integrator must be one of" in capsys.readouterr().err
 
@@ -329,7 +333,9 @@ def test_tdcr3_tendon_pull_matches_the_mujoco_chain():
 
 def test_estimate_damping_least_squares_implicit():
     """E.5's least-squares fit with the implicit step: the steel rod measured every 1 ms (the
-    explicit step would need 1e-7 s), synthetic release with c = 0.05 N s/m^2: c recovered."""
+    explicit step would need 1e-7 s), synthetic release with c = 0.05 N s/m^2: c recovered.
+    The default `integrator="auto"` takes the implicit step because 1 ms is past the explicit
+    limit."""
     from softrod.dynamics import estimate_damping
 
     c, dt = 0.05, 1e-3
@@ -337,7 +343,7 @@ def test_estimate_damping_least_squares_implicit():
     res = simulate_dynamic(STEEL_ROD, 0.3, initial=st, damping=c, integrator="implicit", dt=dt,
                            sample_dt=dt)  # fmt: skip
     assert res.success, res.message
-    est = estimate_damping(STEEL_ROD, res.positions, dt, initial=st, integrator="implicit")
+    est = estimate_damping(STEEL_ROD, res.positions, dt, initial=st)
     assert est.damping_per_length == pytest.approx(c, rel=1e-3)
     with pytest.raises(ValueError, match="predictive"):
         estimate_damping(STEEL_ROD, res.positions, dt, initial=st, integrator="implicit",

@@ -20,11 +20,11 @@ def simulate(
     damping: float = typer.Option(0.0, "--damping", help="Viscous damping [N s/m^2]."),
     elements: int = typer.Option(20, "--elements", help="Elements along the robot."),
     integrator: str = typer.Option(
-        "explicit",
+        "auto",
         "--integrator",
-        help="explicit (step limited by the stiffest wave), implicit (step set by the "
-        "bending modes: stiff rods, docs/dynamics.md) or auto (implicit where its step is "
-        ">= 1000x the explicit one, the Python API's default).",
+        help="auto (implicit where its step is >= 1000x the explicit one: steel and NiTi "
+        "backbones; explicit for soft rods), explicit (step limited by the stiffest wave) or "
+        "implicit (step set by the bending modes, docs/dynamics.md).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

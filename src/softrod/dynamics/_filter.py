@@ -19,6 +19,7 @@ from softrod.dynamics._integrate import (
     _Filter,
     _integrate,
 )
+from softrod.dynamics._modes import stable_time_step
 from softrod.dynamics._simulate import _setup
 
 __all__ = ["DEFAULT_VELOCITY_FLOOR", "FIT_MAX_ITER", "FIT_RTOL", "DampingEstimate",
@@ -209,7 +210,7 @@ def estimate_damping(
     method: str | None = None,
     fit_stiffness: bool = True,
     trend: str = "model",
-    integrator: str = "explicit",
+    integrator: str = "auto",
 ) -> DampingEstimate:
     """Estimate the damping at the measured nodes from measured positions (E.5).
 
@@ -259,7 +260,10 @@ def estimate_damping(
         left and K lags the truth by one step (O(omega dt)).
     integrator : the model's time step, as in `simulate_dynamic` ("least_squares" only:
         "implicit" lets a stiff rod's measurements come at the bending modes' rate, e.g. 1 ms
-        for the steel rod, instead of the explicit step's 1e-7 s; default "explicit").
+        for the steel rod, instead of the explicit step's 1e-7 s). Default "auto": the
+        measurement period `dt` is the step, so "explicit" where `dt` is within the explicit
+        step's stability limit at the initial state (every soft-rod case, unchanged), else
+        "implicit"; "predictive" always runs explicit.
     Loads and discretisation options as in `simulate_dynamic`.
     """
     t_wall = time.perf_counter()
@@ -272,6 +276,8 @@ def estimate_damping(
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
     # The per-step filter corrects inside the explicit kernel; the fit only runs the model.
+    if integrator == "auto" and method == "predictive":
+        integrator = "explicit"
     if method == "predictive" and integrator != "explicit":
         raise ValueError("method='predictive' runs with integrator='explicit'")
     su = _setup(robot, tensions, tip_force, distributed_force, gravity, magnets, field, damping,
@@ -281,6 +287,11 @@ def estimate_damping(
     n = model.n_nodes
     if not (isinstance(dt, int | float) and dt > 0 and math.isfinite(dt)):
         raise ValueError(f"dt must be > 0 [s] (the measurement period), got {dt!r}")
+    # The measurement period is the step: explicit where it is stable there, else implicit.
+    if integrator == "auto":
+        p0, _, O0, _, t0 = _start_state(su, initial, float(dt))
+        dt_ex = stable_time_step(model, p0, O0, su.loads_at(t0), su.c_lin, su.c_ang, 1.0)
+        integrator = "explicit" if dt <= dt_ex else "implicit"
     meas = np.asarray(measurements, dtype=float)
     if meas.ndim != 3 or meas.shape[2] != 3 or meas.shape[0] < 3:
         raise ValueError(f"measurements must be (k >= 3, n_f, 3) [m], got shape {meas.shape}")
