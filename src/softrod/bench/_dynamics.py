@@ -63,6 +63,11 @@ RELEASE_CASES = {
 #: (implicit_damping=0; the same run, not repeated, while the default is 0);
 #: `lgvi.<case>.auto_implicit` is 1 where `integrator="auto"` (the default) takes the implicit step.
 IMPLICIT_CASES = ("tpu_rod", "steel_seed002")
+#: Issue 21's tendon robots in dynamics: the tip tendon (input 6, anchored at the tip of
+#: segment 3) stepped to 2 N from the straight rest, Kelvin-Voigt beta = 2 ms, 30 elements,
+#: 2 s at the default (auto) step: the runs dev/tendon_step_mujoco.py compares with the chain.
+TENDON_STEP_ROBOTS = ("tdcr3", "ftdcr_v4")
+TENDON_STEP = (6, 2.0, 2e-3, 30, 2.0)
 
 
 def _section(robot: RobotSpec) -> tuple[float, float, float, float, float]:
@@ -172,6 +177,11 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
                 )
                 out[f"{ikey}.f1_rel_error"] = f_i / f_eb - 1
                 out[f"{ikey}.energy_drift_rel"] = float(np.max(np.abs(e_i - e_i[0])) / abs(e_i[0]))
+            # CPU seconds of this process: the one-thread rate even on a shared machine.
+            t0, c0 = time.perf_counter(), time.process_time()
+            simulate_dynamic(robot, dur, initial=st, elements=elements)
+            out[f"{key}.auto.real_time_factor"] = dur / (time.perf_counter() - t0)
+            out[f"{key}.auto.cpu_real_time_factor"] = dur / (time.process_time() - c0)
         # The same release with Kelvin-Voigt damping: the cost of the implicit solve per step.
         damped = simulate_dynamic(
             robot,
@@ -215,4 +225,28 @@ def run_dynamics_bench(elements: int = 20, pyelastica: bool = True) -> dict[str,
                 out[f"{pkey}.f1_rel_error"] = f_pe / f_eb - 1
             except ValueError:
                 pass
+    out.update(_tendon_step_cases())
+    return out
+
+
+def _tendon_step_cases() -> dict[str, float]:
+    """tdcr3 and ftdcr_v4 under a tip-tendon step at the default (auto) step: real time
+    factor by the wall clock and by this process's CPU time (one thread)."""
+    tendon, tension, beta, n_el, dur = TENDON_STEP
+    out: dict[str, float] = {}
+    for name in TENDON_STEP_ROBOTS:
+        robot = load_robot(find_robot(name))
+        tensions = np.zeros(sum(len(s.tendons) for s in robot.segments))
+        tensions[tendon] = tension
+        kw = dict(tensions=tensions, strain_damping=beta, elements=n_el, sample_dt=1e-2)
+        simulate_dynamic(robot, 0.01, **kw)  # warm: numba's cache, the step's setup
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = simulate_dynamic(robot, dur, **kw)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        key = f"lgvi.tendon_step.{name}"
+        out[f"{key}.success"] = float(res.success)
+        out[f"{key}.implicit"] = float(res.extra["integrator"] == "implicit")
+        out[f"{key}.dt_s"] = res.dt
+        out[f"{key}.real_time_factor"] = dur / wall
+        out[f"{key}.cpu_real_time_factor"] = dur / cpu
     return out
