@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
@@ -238,7 +239,9 @@ def _tendon_step_cases() -> dict[str, float]:
         robot = load_robot(find_robot(name))
         tensions = np.zeros(sum(len(s.tendons) for s in robot.segments))
         tensions[tendon] = tension
-        kw = dict(tensions=tensions, strain_damping=beta, elements=n_el, sample_dt=1e-2)
+        kw: dict[str, Any] = dict(
+            tensions=tensions, strain_damping=beta, elements=n_el, sample_dt=1e-2
+        )
         simulate_dynamic(robot, 0.01, **kw)  # warm: numba's cache, the step's setup
         t0, c0 = time.perf_counter(), time.process_time()
         res = simulate_dynamic(robot, dur, **kw)
