@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -143,3 +145,23 @@ def test_field_projection_and_bad_controls() -> None:
         TendonRobotPlant(load_robot(spec), controls=("pressures",))
     assert TendonRobotPlant(load_robot(spec), controls=("pressures",),
                             pressure_range=(0, 5e3)).q_max[-1] == 5e3  # fmt: skip
+
+
+def test_cli_track_takes_the_new_controls(tmp_path, capsys) -> None:
+    from softrod.cli import main
+
+    out = tmp_path / "track"
+    argv = ["track", "circle", "--robot", "magnetic_catheter", "--controls", "field",
+            "--no-base", "--no-gravity", "--loops", "0.02", "--scale", "0.2", "--json",
+            "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert json.loads((out / "circle.json").read_text())["controls"] == ["field"]
+    capsys.readouterr()
+    assert main(["track", "circle", "--robot", "tdcr3", "--controls", "tensions,field"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "softrod: error: --controls tensions,field: controls 'field': the robot 'tdcr3' has no "
+        "magnets or magnetization"
+    )
+    assert main(["track", "circle", "--controls", "pressure"]) == 2
+    assert "controls must be distinct names" in capsys.readouterr().err
