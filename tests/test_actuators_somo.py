@@ -95,3 +95,39 @@ def test_bend_factor_is_eq8s_and_midpoint_matches_somo(path):
         z = data.site("tip").xmat.reshape(3, 3)[:, 2]
         ratio = math.acos(min(1.0, z[2])) / (n * tau / kappa)
         assert ratio == pytest.approx(factor, rel=FACTOR_RTOL), (path.name, rule)
+
+
+#: The ball arm's chain at the trajectory run's timestep (2e-3 s, damping ratio 0.05; the
+#: default 0.005 diverges at t = 20 s) against the same chain at 5e-4 s: tip at t = 2 s
+#: (after the first 1 s ramp of act0/act1 axis 1 to 60), measured (0.325898, 0, 7.409547) m at
+#: 5e-4 s, 2.9e-4 L from the 2e-3 s run's (0.323759, 0, 7.410011) m (8.4e-4 L at 2.5 s).
+BALL_ARM_TIP_5E4 = np.array([0.325898, 0.0, 7.409547])
+BALL_ARM_DT_TOL = 1e-3  # [L]
+#: Quasi-static lag at t = 2 s: the exact static shape for the inputs at 2 s has the tip
+#: 1.495 L from the chain's (the arm's first bending period is ~12 s, the ramp 1 s).
+BALL_ARM_LAG_2S = 1.6  # [L]
+
+
+def test_ball_arm_follows_the_first_two_seconds_at_2ms():
+    from softrod.somo import follow_trajectory, read_somo_trajectory
+
+    res = import_somo(DATA / "bb_arm.yaml")
+    traj = read_somo_trajectory(DATA / "bb_arm_trajectory.yaml")
+    assert traj.inputs.shape == (11, 10) and traj.duration == 55.0
+    run = follow_trajectory(res, traj, t_end=2.0, timestep=2e-3, sample_dt=1.0,
+                            options={"damping_ratio": 0.05})  # fmt: skip
+    assert run.unstable_at is None and run.steps == 1000
+    # At rest under zero input (t <= 1 s) the chain is the static solve.
+    assert np.all(run.tip_error[run.t <= 1.0] < 1e-9 * run.length)
+    L = run.length
+    assert np.linalg.norm(run.tip_chain[-1] - BALL_ARM_TIP_5E4) < BALL_ARM_DT_TOL * L
+    assert run.summary()["tip_error_max_rel"] < BALL_ARM_LAG_2S
+
+
+def test_somo_trajectory_bad_input_names_the_field():
+    from softrod.somo import read_somo_trajectory
+
+    data = yaml.safe_load((DATA / "bb_arm_trajectory.yaml").read_text())
+    data["settings"]["traj_type"] = "waveform"
+    with pytest.raises(ValueError, match="settings.traj_type must be 'interp'"):
+        read_somo_trajectory(data)

@@ -31,6 +31,15 @@ def track_cmd(
     scale: float = typer.Option(1.0, help="Scale of the paper's trajectory sizes."),
     kp: float = typer.Option(10.0, help="Proportional gain [1/s]."),
     no_base: bool = typer.Option(False, "--no-base", help="No 3-DoF translating base."),
+    controls: str = typer.Option(
+        "tensions",
+        help="Inputs steered, comma-separated: tensions, pressures, field, moments.",
+    ),
+    b_max: float = typer.Option(0.02, help="Field bound |B| <= b_max [T] (controls field)."),
+    pressure_range: str = typer.Option(
+        None, help="MIN,MAX [Pa] for every chamber (default: the description's ranges)."
+    ),
+    moment_max: float = typer.Option(None, help="Bound |tau| on moment inputs (controls moments)."),
     gravity: bool = typer.Option(True, help="Include gravity (-z)."),
     out: Path = typer.Option(None, "-o", "--out", help="Output folder (runs/track/NAME)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -52,7 +61,23 @@ def track_cmd(
         raise ValueError(f"--controller must be 'analytic' or 'fd', got {controller!r}")
     path = find_robot(robot)
     loads = {"gravity": [0.0, 0.0, -9.81]} if gravity else {}
-    plant = TendonRobotPlant(load_robot(path), mobile_base=not no_base, loads=loads)
+    kinds = tuple(c.strip() for c in controls.split(",") if c.strip())
+    p_range = None
+    if pressure_range is not None:
+        try:
+            lo, hi = (float(v) for v in pressure_range.split(","))
+        except ValueError:
+            raise ValueError(
+                f"--pressure-range must be MIN,MAX in Pa, got {pressure_range!r}"
+            ) from None
+        p_range = (lo, hi)
+    try:
+        plant = TendonRobotPlant(
+            load_robot(path), mobile_base=not no_base, loads=loads, controls=kinds,
+            pressure_range=p_range, b_max=b_max, moment_max=moment_max,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise ValueError(f"--controls {controls}: {exc}") from None
     ctl = ResolvedRateController(plant, kp=kp, jacobian_mode=controller)  # type: ignore[arg-type]
     x0 = plant.solve(np.zeros(plant.n_q)).tip_position
     t, x_d, xdot_d = make_trajectory(name, x0, dt=dt, loops=loops, scale=scale, period=period)
@@ -67,6 +92,7 @@ def track_cmd(
         "trajectory": name,
         "robot": plant.model.spec.name,
         "controller": f"resolved-rate, {controller} Jacobian, kp={kp}",
+        "controls": list(plant.controls),
         "mse": res.mse.tolist(),
         "mse_mean": res.mse_mean,
         "rmse_mm": float(np.sqrt(res.mse_mean) * 1e3),

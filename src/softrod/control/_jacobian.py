@@ -1,11 +1,13 @@
 """Jacobian trajectory tracking (SoftManiSim eq. 6-7; ALGORITHMS.md A.3).
 
-The configuration q stacks the robot's actuation: tendon tensions [N] (n_t), then segment
-extensions [m] (one per extensible segment), then the translation of a mobile base [m] (3) when
-enabled. The tip follows from a static solve of the rod (warm-started shooting). The tip
-Jacobian is either central finite differences (eq. 7, 2 n_q solves per step) or analytic: the
-tendon columns from the shooting sensitivities (implicit function theorem), the base columns
-exactly the identity, the extension columns by central differences.
+The configuration q stacks the robot's actuation, in this order: tendon tensions [N] (n_t),
+segment extensions [m] (one per extensible segment), the translation of a mobile base [m] (3)
+when enabled, then the inputs named in `controls` beyond tensions: chamber pressures [Pa]
+(n_pressures), the uniform field B [T] (3), moment-actuator inputs (n_moments). The tip follows
+from a static solve of the rod (warm-started shooting). The tip Jacobian is either central
+finite differences (eq. 7, 2 n_q solves per step) or analytic: the tendon, pressure, field and
+moment columns from `tip_jacobian` (implicit function theorem), the base columns exactly the
+identity, the extension columns by central differences.
 """
 
 from __future__ import annotations
@@ -33,17 +35,34 @@ __all__ = ["TendonRobotPlant", "ResolvedRateController", "TrackingResult", "trac
 #: 1e-4 m follows A.3; 1e-3 N moves a soft robot's tip by ~1e-5 m, far above round-off.
 FD_STEP_TENSION = 1e-3
 FD_STEP_LENGTH = 1e-4
+#: Pressures, field and moment inputs: this fraction of the input's scale (its bound), so the
+#: tip moves ~1e-4 L per step: truncation ~1e-8 and round-off ~1e-7 relative.
+FD_STEP_RELATIVE = 1e-3
 #: `loads` keywords a batched solve takes (others: the finite differences solve one by one).
 _BATCH_LOADS = ("tip_force", "tip_moment", "distributed_force", "gravity")
+#: Models kept for the latest poses and extensions (`_model_at`).
+_MODEL_CACHE = 16
+#: Inputs `controls` may name; q holds them after tensions, extensions and base in this order.
+CONTROL_KINDS = ("tensions", "pressures", "field", "moments")
 
 
 @dataclass
 class TendonRobotPlant:
-    """Forward model tip(q) of a tendon robot with optional extensions and mobile base.
+    """Forward model tip(q) of a continuum robot steered by its tensions, extensions, mobile
+    base, pressures, field and moment inputs.
 
     robot : RobotSpec or RodModel. tension_max : upper tension limit [N].
     mobile_base : add a 3-DoF translating base to q. loads : extra solve_static keywords
-    (gravity, tip_force, ...), held constant.
+    (gravity, tip_force, and the inputs that are not controls: e.g. a constant `field`), held
+    constant.
+    controls : the actuation kinds in q, a subset of ("tensions", "pressures", "field",
+        "moments"); default ("tensions",) (extensions and base come with the robot and
+        `mobile_base` as before). Tensions left out are held at `loads["tensions"]` (or 0).
+    pressure_range : (min, max) [Pa] for every chamber; default each chamber's
+        `pressure_range` from the description (required where a chamber has none).
+    b_max : bound on the field |B| <= b_max [T] (each component within +-b_max, and `project`
+        scales B back onto the ball).
+    moment_max : bound on each moment input |tau| <= moment_max (the actuator's unit).
     """
 
     robot: RobotSpec | RodModel
@@ -51,17 +70,45 @@ class TendonRobotPlant:
     mobile_base: bool = True
     base_range: float = 1.0
     loads: dict[str, Any] = field(default_factory=dict)
+    controls: tuple[str, ...] = ("tensions",)
+    pressure_range: tuple[float, float] | None = None
+    b_max: float = 0.02
+    moment_max: float | None = None
 
     def __post_init__(self) -> None:
         self.model: RodModel = as_model(self.robot)
         spec = self.model.spec
-        self.n_t = self.model.n_tendons
+        self.controls = tuple(self.controls)
+        self._check_controls(spec)
+        self.n_t = self.model.n_tendons if "tensions" in self.controls else 0
         self.ext_segments = [
             j for j, s in enumerate(spec.segments) if s.extension_range is not None
         ]
         self.n_ext = len(self.ext_segments)
         self.n_base = 3 if self.mobile_base else 0
-        self.n_q = self.n_t + self.n_ext + self.n_base
+        # The new kinds' sizes and bounds, in q order after the base.
+        extra: list[tuple[str, int, list[float], list[float], list[float]]] = []
+        if "pressures" in self.controls:
+            lo_p, hi_p = self._pressure_bounds(spec)
+            scale_p = [max(abs(a), abs(b)) for a, b in zip(lo_p, hi_p, strict=True)]
+            extra.append(("pressures", spec.n_pressures, lo_p, hi_p, scale_p))
+        if "field" in self.controls:
+            extra.append(("field", 3, [-self.b_max] * 3, [self.b_max] * 3, [self.b_max] * 3))
+        if "moments" in self.controls:
+            m = float(self.moment_max)  # type: ignore[arg-type]
+            n_m = spec.n_moments
+            extra.append(("moments", n_m, [-m] * n_m, [m] * n_m, [m] * n_m))
+        first = self.n_t + self.n_ext + self.n_base
+        #: Where each kind sits in q: {"tensions": slice, ..., "pressures": slice, ...}.
+        self.index: dict[str, slice] = {
+            "tensions": slice(0, self.n_t),
+            "extensions": slice(self.n_t, self.n_t + self.n_ext),
+            "base": slice(self.n_t + self.n_ext, first),
+        }
+        for kind, n, *_ in extra:
+            self.index[kind] = slice(first, first + n)
+            first += n
+        self.n_q = first
         self.base0 = self.model.base_position.copy()
         lo = [0.0] * self.n_t
         hi = [self.tension_max] * self.n_t
@@ -72,6 +119,9 @@ class TendonRobotPlant:
             hi.append(rng[1])
         lo += [-self.base_range] * self.n_base
         hi += [self.base_range] * self.n_base
+        for _, _, lo_k, hi_k, _ in extra:
+            lo += lo_k
+            hi += hi_k
         self.q_min = np.array(lo)
         self.q_max = np.array(hi)
         # Scale of each input for the damped pseudo-inverse (makes units comparable).
@@ -80,28 +130,98 @@ class TendonRobotPlant:
                 np.full(self.n_t, self.tension_max),
                 np.full(self.n_ext, 0.03),
                 np.full(self.n_base, 0.3),
+                *[np.asarray(sc, dtype=float) for *_, sc in extra],
             ]
         )
         self._last: StaticResult | None = None
+        self._models: dict[bytes, RodModel] = {}
+
+    def _check_controls(self, spec: RobotSpec) -> None:
+        """One ValueError naming the bad control, the missing actuator or bound."""
+        bad = [c for c in self.controls if c not in CONTROL_KINDS]
+        if bad or len(set(self.controls)) != len(self.controls) or not self.controls:
+            raise ValueError(
+                f"controls must be distinct names among {list(CONTROL_KINDS)}, got "
+                f"{list(self.controls)}"
+            )
+        have = {"pressures": spec.n_pressures > 0, "field": spec.is_magnetic,
+                "moments": spec.n_moments > 0, "tensions": True}  # fmt: skip
+        what = {"pressures": "chambers", "field": "magnets or magnetization",
+                "moments": "moment_actuators"}  # fmt: skip
+        for c in self.controls:
+            if not have[c]:
+                raise ValueError(f"controls {c!r}: the robot {spec.name!r} has no {what[c]}")
+            if c in self.loads:
+                raise ValueError(f"{c!r} is a control and cannot also be a constant load")
+        if not (np.isfinite(self.b_max) and self.b_max > 0):
+            raise ValueError(f"b_max must be a positive field bound [T], got {self.b_max}")
+        if "moments" in self.controls and not (
+            self.moment_max is not None and np.isfinite(self.moment_max) and self.moment_max > 0
+        ):
+            raise ValueError(f"controls 'moments' needs moment_max > 0, got {self.moment_max}")
+
+    def _pressure_bounds(self, spec: RobotSpec) -> tuple[list[float], list[float]]:
+        """Per-chamber (min, max) [Pa]: `pressure_range` given here, else the description's."""
+        lo, hi = [], []
+        chambers = [(j, c) for j, s in enumerate(spec.segments) for c in s.chambers]
+        for k, (j, c) in enumerate(chambers):
+            rng = self.pressure_range or c.pressure_range
+            if rng is None or not (np.isfinite(rng[0]) and np.isfinite(rng[1])
+                                   and rng[0] < rng[1]):  # fmt: skip
+                raise ValueError(
+                    f"controls 'pressures': pressures[{k}] (segments[{j}].chambers) needs a "
+                    f"pressure_range min < max [Pa], in the description or given, got {rng}"
+                )
+            lo.append(float(rng[0]))
+            hi.append(float(rng[1]))
+        return lo, hi
 
     def split(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(tensions, extensions per segment or None, base position or None) of q."""
         tau = q[: self.n_t]
+        if "tensions" not in self.controls:
+            tau = np.asarray(self.loads.get("tensions", np.zeros(self.model.n_tendons)), float)
         ext = None
         if self.n_ext:
             ext = np.zeros(self.model.seg_length.shape[0])
-            ext[self.ext_segments] = q[self.n_t : self.n_t + self.n_ext]
-        base = self.base0 + q[self.n_t + self.n_ext :] if self.n_base else None
+            ext[self.ext_segments] = q[self.index["extensions"]]
+        base = self.base0 + q[self.index["base"]] if self.n_base else None
         return tau, ext, base
+
+    def inputs(self, q: np.ndarray) -> dict[str, Any]:
+        """The pressures, field and moments of q as solve_static keywords (the controlled ones)."""
+        return {k: q[self.index[k]] for k in CONTROL_KINDS[1:] if k in self.controls}
+
+    def project(self, q: np.ndarray) -> np.ndarray:
+        """q within its limits: each input clipped to [q_min, q_max], the field scaled back
+        onto |B| <= b_max."""
+        q = np.clip(q, self.q_min, self.q_max)
+        if "field" in self.controls:
+            b = q[self.index["field"]]
+            norm = float(np.linalg.norm(b))
+            if norm > self.b_max:
+                q[self.index["field"]] = b * (self.b_max / norm)
+        return q
 
     def _model_at(self, q: np.ndarray) -> tuple[RodModel, np.ndarray]:
         tau, ext, base = self.split(q)
-        return with_pose_and_lengths(self.model, base, None, ext), tau
+        # One model object per pose and extensions: a solve that refined its grid leaves the
+        # finer grid on that object, which tip_jacobian needs to find again.
+        key = q[self.n_t : self.n_t + self.n_ext + self.n_base].tobytes()
+        model = self._models.pop(key, None)
+        if model is None:
+            model = with_pose_and_lengths(self.model, base, None, ext)
+        self._models[key] = model
+        while len(self._models) > _MODEL_CACHE:
+            del self._models[next(iter(self._models))]
+        return model, tau
 
     def solve(self, q: np.ndarray, warm: StaticResult | None = None) -> StaticResult:
         """Static solve at configuration q; raises if it fails (a controller must not go on
         with a wrong tip)."""
         model, tau = self._model_at(q)
-        sol = solve_static(model, tensions=tau, guess=warm, **self.loads)
+        loads = {k: v for k, v in self.loads.items() if k != "tensions"}
+        sol = solve_static(model, tensions=tau, guess=warm, **self.inputs(q), **loads)
         if not sol.success:
             raise RuntimeError(f"static solve failed at q={q.tolist()}: {sol.message}")
         return sol
@@ -123,8 +243,9 @@ class TendonRobotPlant:
         """Tips (2 k, 3) [m] at (hi, lo) of each pair (configurations that differ from the
         warm start's only in tensions) from one `solve_static_batch` warm-started at `warm`
         (items it does not solve: `solve`, which raises when they fail); None when the batch
-        does not take this plant's loads or robot (the caller then solves one by one)."""
-        if not pairs or set(self.loads) - set(_BATCH_LOADS):
+        does not take this plant's loads, controls or robot (the caller then solves one by
+        one)."""
+        if not pairs or set(self.loads) - set(_BATCH_LOADS) or self.controls != ("tensions",):
             return None
         configs = [c for lo, hi in pairs for c in (hi, lo)]
         model, _ = self._model_at(configs[0])
@@ -146,12 +267,16 @@ class TendonRobotPlant:
         mode: Literal["fd", "analytic"] = "analytic",
         current: StaticResult | None = None,
     ) -> np.ndarray:
-        """Tip Jacobian (3, n_q) at q."""
+        """Tip Jacobian (3, n_q) at q [m per unit of each input]."""
+        if mode not in ("fd", "analytic"):
+            raise ValueError(f"jacobian mode must be 'fd' or 'analytic', got {mode!r}")
         J = np.empty((3, self.n_q))
         warm = current or self.solve(q, self._last)
+        n_old = self.n_t + self.n_ext + self.n_base
         steps = np.concatenate(
-            [np.full(self.n_t, FD_STEP_TENSION), np.full(self.n_ext + self.n_base, FD_STEP_LENGTH)]
-        )
+            [np.full(self.n_t, FD_STEP_TENSION), np.full(self.n_ext + self.n_base, FD_STEP_LENGTH),
+             FD_STEP_RELATIVE * self.q_scale[n_old:]]
+        )  # fmt: skip
         fd_cols = range(self.n_q) if mode == "fd" else range(self.n_t, self.n_t + self.n_ext)
         pairs = [self._fd_pair(q, i, steps[i]) for i in fd_cols]
         # The tension columns change only the tensions of one robot: one batched solve.
@@ -166,11 +291,20 @@ class TendonRobotPlant:
             J[:, i] = (tip_hi - tip_lo) / (hi[i] - lo[i])
         if mode == "analytic":
             model, _ = self._model_at(q)
-            J[:, : self.n_t] = tip_jacobian(model, warm)
+            kinds = self.inputs(q)
+            # tip_jacobian's columns: tendons, then pressures, field, moments (those asked).
+            cols = tip_jacobian(model, warm, pressures="pressures" in kinds,
+                                field="field" in kinds, moments="moments" in kinds)  # fmt: skip
+            n_rt = self.model.n_tendons
+            J[:, : self.n_t] = cols[:, : self.n_t]
+            at = n_rt
+            for kind in CONTROL_KINDS[1:]:
+                if kind in kinds:
+                    sl = self.index[kind]
+                    J[:, sl] = cols[:, at : at + sl.stop - sl.start]
+                    at += sl.stop - sl.start
             if self.n_base:
-                J[:, self.n_t + self.n_ext :] = np.eye(3)
-        elif mode != "fd":
-            raise ValueError(f"jacobian mode must be 'fd' or 'analytic', got {mode!r}")
+                J[:, self.index["base"]] = np.eye(3)
         return J
 
 
@@ -183,7 +317,8 @@ class ResolvedRateController:
     comparable terms. Inputs at a limit that the law would push further out are frozen and the
     rate recomputed without them (active set), so saturation does not corrupt the other
     inputs. The null-space term pulls the redundant inputs back toward `q_nom` (default: the
-    middle of each range for the robot, zero base offset). kp, k_null : [1/s]; damping :
+    middle of each range for the robot, zero base offset; pressures, field and moment inputs
+    at the value of least effort, zero or the bound nearest it). kp, k_null : [1/s]; damping :
     lambda in scaled units.
     """
 
@@ -204,6 +339,9 @@ class ResolvedRateController:
             nom = 0.5 * (p.q_min + p.q_max)
             nom[p.n_t :] = np.where(np.arange(p.n_q - p.n_t) >= p.n_ext, 0.0, nom[p.n_t :])
             nom[: p.n_t] = 0.1 * p.tension_max  # a little pretension keeps tendons taut
+            # Pressures, field and moments: the least effort (zero, or a bound nearest zero).
+            n_old = p.n_t + p.n_ext + p.n_base
+            nom[n_old:] = np.clip(0.0, p.q_min[n_old:], p.q_max[n_old:])
             self.q_nom = nom
 
     def rate(
@@ -326,7 +464,7 @@ def track(
         # correct today's error, so a tracked reference leaves no dt * velocity lag.
         v_ff = (x_d[k + 1] - x_d[k]) / dt
         qdot = controller.rate(q, cur.tip_position, x_d[k], v_ff, cur, dt)
-        q = np.clip(q + dt * qdot, plant.q_min, plant.q_max)
+        q = plant.project(q + dt * qdot)
         cur = plant.solve(q, cur)
     mse = np.mean((actual - x_d) ** 2, axis=0)
     return TrackingResult(t, x_d, actual, qs, mse, float(mse.mean()), time.perf_counter() - start)

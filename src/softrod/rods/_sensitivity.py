@@ -20,7 +20,7 @@ from softrod.rods._inputs import (
 )
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
-from softrod.rods._shooting import grid_model
+from softrod.rods._shooting import _FINE_MODELS, grid_model
 from softrod.rods._static_kernels import _evaluate
 
 __all__ = ["ShootingEval", "shooting_eval", "tip_jacobian"]
@@ -168,7 +168,7 @@ def tip_jacobian(
     model = with_moment_inputs(model, inp)
     if model.n_nodes != result.s.shape[0]:
         # A result the tip error estimate refined lives on a finer grid of this model.
-        model = grid_model(model, result) or model
+        model = grid_model(model, result) or _chamber_grid_model(model, result) or model
     if model.n_nodes != result.s.shape[0]:
         raise ValueError(
             f"result has {result.s.shape[0]} nodes but the model has {model.n_nodes}: pass the "
@@ -192,6 +192,17 @@ def tip_jacobian(
             field_cols = _field_columns(model, result)
         return np.concatenate([_tendon_columns(model, result), field_cols], 1)
     return _tendon_columns(model, result)
+
+
+def _chamber_grid_model(model: RodModel, result: StaticResult) -> RodModel | None:
+    """The robot model on the finer grid a chamber robot's solve refined to: solve_static
+    refines the kernel model (`with_chambers`), so the finer grid is kept under that one."""
+    if not model.n_chambers or model.n_internal_tendons:
+        return None
+    for (steps, extra), fine in _FINE_MODELS.get(model.with_chambers, {}).items():
+        if fine.n_nodes == result.s.shape[0] and np.allclose(fine.node_s, result.s):
+            return as_model(model, steps, extra)
+    return None
 
 
 def _tendon_columns(model: RodModel, result: StaticResult) -> np.ndarray:
