@@ -59,3 +59,43 @@ def test_tendon_folding_back_is_refused_not_returned():
     beyond = softrod.solve_static(spec, tensions=[1.2 * ei / d**2])
     assert not beyond.success
     assert "folds back" in beyond.message
+
+
+def _buckled_column() -> tuple[softrod.RodModel, np.ndarray]:
+    """The rod under a dead axial tip load of 1.5 Euler loads (clamped-free, pi^2 EI / (4 L^2)):
+    the straight equilibrium is unstable (2 negative directions) and a buckled one stable."""
+    model = compile_model(softrod.load_robot(_rod()))
+    return model, np.array([0.0, 0.0, -1.5 * np.pi**2 * EI / (4 * L**2)])
+
+
+def test_unstable_modes_from_the_band_match_the_dense_form():
+    """The stable-branch search takes its modes from the block-tridiagonal band
+    (`scipy.linalg.eig_banded`, the lowest eigenpairs only): the same eigenvalues as the dense
+    symmetric form, eigenvectors spanning the same (double) eigenspace."""
+    from softrod.rods._stability import _condensed_matrix, stability_maps, unstable_modes
+
+    model, force = _buckled_column()
+    straight = softrod.solve_static(model, tip_force=force, check_stability=False)
+    maps = stability_maps(model, straight)
+    w, modes = unstable_modes(maps)
+    dense_w, dense_v = np.linalg.eigh(_condensed_matrix(maps))
+    assert w.size == 2 and np.all(w < 0.0)
+    np.testing.assert_allclose(w, dense_w[:2], rtol=1e-9)
+    V = modes[:, 1:].reshape(2, -1).T
+    # Projections onto the dense eigenspace keep the modes' norm (same subspace).
+    np.testing.assert_allclose(np.linalg.norm(dense_v[:, :2].T @ V, axis=0), 1.0, rtol=1e-9)
+
+
+def test_stable_branch_search_stops_at_the_time_budget(monkeypatch):
+    """The search asks the solve's budget before its eigenvalue problems and ramp steps: out of
+    time it returns the unstable equilibrium as a failure that says so (never hangs)."""
+    from softrod.rods import _stability
+
+    model, force = _buckled_column()
+    found = softrod.solve_static(model, tip_force=force)
+    assert found.success and found.stable is True  # the buckled branch, given the time
+    monkeypatch.setattr(_stability, "budget_expired", lambda: True)
+    out = softrod.solve_static(model, tip_force=force)
+    assert not out.success and out.stable is False
+    assert out.status == _stability.STATUS_UNSTABLE
+    assert "unstable" in out.message and "time budget exhausted" in out.message
