@@ -99,3 +99,48 @@ def test_stable_branch_search_stops_at_the_time_budget(monkeypatch):
     assert not out.success and out.stable is False
     assert out.status == _stability.STATUS_UNSTABLE
     assert "unstable" in out.message and "time budget exhausted" in out.message
+
+
+def test_a_probe_dead_moment_is_refused_as_unstable_within_the_budget():
+    """Seed 4 case 90 of dev/static_property_probe.py (in the restated plausible domain: load
+    number <= 10, fold number 0.02): a dead tip moment with no stable equilibrium. The answer
+    the convergence rate counts apart (`refused_dead_moment`): success=False, stable=False,
+    status 7, a message that says so, well inside the solve's time budget."""
+    import time
+
+    from softrod.rods import DEFAULT_TIME_LIMIT
+    from softrod.rods._stability import STATUS_UNSTABLE
+
+    seg = {"length": 0.0003575530211971007, "disk_radius": 1.0004799688139065e-05}
+    tendons = [
+        {"offset": 4.676306305990549e-06, "angle_deg": 162.2820347896216},
+        {"offset": 8.957749740820658e-06, "angle_deg": 282.1210726817537},
+        {"offset": 7.1353438737964485e-06, "angle_deg": 261.80352943138473},
+    ]
+    robot = {
+        "name": "p",
+        "model": "cosserat",
+        "backbone": {
+            "youngs_modulus": 389799244.3660735,
+            "poisson_ratio": 0.3,
+            "density": 263.5808346771897,
+            "radius": 2.000959937627813e-06,
+        },
+        "segments": [
+            {**seg, "disks": 1, "tendons": []},
+            {**seg, "disks": 3, "tendons": tendons},
+            {**seg, "disks": 5, "tendons": []},
+        ],
+    }
+    loads = {
+        "tensions": [0.0, 0.0, 1.1243838946854477e-09],
+        "tip_force": [-6.520923346109838e-13, -1.427426255580684e-11, -3.0040269239762185e-11],
+        "tip_moment": [-6.223159138776799e-12, -9.360377723605922e-12, 1.8555282690856902e-12],
+        "gravity": [0, 0, -9.81],
+    }
+    spec = softrod.load_robot(robot)
+    t0 = time.perf_counter()
+    out = softrod.solve_static(spec, **loads)
+    assert time.perf_counter() - t0 < DEFAULT_TIME_LIMIT
+    assert not out.success and out.stable is False and out.status == STATUS_UNSTABLE
+    assert "unstable" in out.message and "no stable equilibrium" in out.message
