@@ -117,11 +117,26 @@ def test_observer_extra_updates_keep_up_with_fast_inputs(sms: softrod.RodModel) 
     )
 
 
+def test_observer_broyden_updates_only_where_needed_keep_up(sms: softrod.RodModel) -> None:
+    """Up to three updates, taken only where the residual after one exceeds 1e-4, with
+    Broyden-corrected Jacobians (plain integrations, no new sensitivities): within the
+    1e-5 m bound on the fast inputs (dev/observer_fast_input.py measures its time)."""
+    inputs = _fast_inputs(100)
+    shoot = QuasiStaticSim(sms, "shooting", record_shape=False).run(inputs)
+    gains = ObserverGains(max_updates=3, rtol=1e-4, broyden=True)
+    obs = QuasiStaticSim(sms, "observer", gains=gains, record_shape=False).run(inputs)
+    err = np.linalg.norm(obs.tip_position - shoot.tip_position, axis=1)
+    assert err[5:].max() < FAST_INPUT_TOL_M
+    assert np.median(obs.residual[5:]) <= 1e-4
+
+
 def test_observer_gains_validated() -> None:
     with pytest.raises(ValueError, match="Q"):
         ObserverGains(Q=-1.0)
     with pytest.raises(ValueError, match="max_updates"):
         ObserverGains(max_updates=0)
+    with pytest.raises(ValueError, match="broyden"):
+        ObserverGains(broyden=1)  # type: ignore[arg-type]
 
 
 def test_sensitivities_against_finite_differences(tdcr: softrod.RodModel) -> None:

@@ -60,6 +60,13 @@ class ObserverGains:
     #: Most updates per call: after the first, another runs while the scaled boundary residual
     #: exceeds `rtol` (1 = the paper's single update; a few keep up with fast inputs).
     max_updates: int = 1
+    #: How the updates after the first get their Jacobian. False: each residual check is an
+    #: integration with sensitivities at the updated estimate (a fresh Jacobian). True: the
+    #: check is one plain integration (also the zero-lag shape when it passes) and the first
+    #: update's Jacobian is corrected by Broyden's rank-one formula: about one plain
+    #: integration per extra update, for `max_updates` > 1 with an `rtol` that most steps
+    #: meet after one update (docs/validation.md "The observer on fast inputs").
+    broyden: bool = False
     #: Scaled boundary residual below which no extra update runs (the solver's DEFAULT_RTOL).
     rtol: float = 1e-10
     #: Largest tip motion per step, as a fraction of the length, that is reported converged:
@@ -72,6 +79,8 @@ class ObserverGains:
             value = getattr(self, name)
             if not (np.isfinite(value) and value > 0):
                 raise ValueError(f"observer gain {name} must be > 0, got {value!r}")
+        if not isinstance(self.broyden, bool):
+            raise ValueError(f"observer broyden must be True or False, got {self.broyden!r}")
         if not (isinstance(self.max_updates, int) and self.max_updates >= 1):
             raise ValueError(
                 f"observer max_updates must be an integer >= 1, got {self.max_updates!r}"
@@ -119,6 +128,24 @@ def _kalman_update(xs, P, J, r, dt, Q, V, max_step, xs_out, P_out):
 
 
 @njit(cache=True)
+def _plain_residual(x, length_mode, tau_fixed, base, geo, ld, bc, Y_out, X_out, z, r_out):
+    """The scaled residual r_out (n,) of `_static_kernels._residual` at unknowns x (n,) = (M0
+    [N m], [tau [N]]) from one integration without sensitivities (its shape in Y_out, X_out;
+    z (15 + n_t,) its end state). False when the integration fails."""
+    M_tip, L_cmd, k_t, m_scale, t_scale = bc
+    tau = x[3:].copy() if length_mode else tau_fixed.copy()
+    store = np.bool_(True)
+    if not _evaluate(x[:3].copy(), tau, np.int64(0), base, geo, ld, store, Y_out, X_out, z):
+        return False
+    for a in range(3):
+        r_out[a] = (z[12 + a] - M_tip[a]) / m_scale
+    if length_mode:
+        for j in range(tau_fixed.shape[0]):
+            r_out[3 + j] = (x[3 + j] - k_t[j] * max(z[15 + j] - L_cmd[j], 0.0)) / t_scale
+    return True
+
+
+@njit(cache=True)
 def _observer_steps(
     x,
     scale,
@@ -131,6 +158,7 @@ def _observer_steps(
     gains,
     max_updates,
     tol,
+    broyden,
     zero_lag,
     Y,
     X,
@@ -141,8 +169,12 @@ def _observer_steps(
     info_out,
 ):
     """One observer call in one kernel (`observer_update` is its Python front): the
-    known-input prediction, up to `max_updates` Kalman steps each from an integration with
-    sensitivities, the zero-lag re-integration and the loads' base moment on the new shape.
+    known-input prediction, one integration with sensitivities and a Kalman step, then, while
+    the residual at the update exceeds `tol`, up to `max_updates` - 1 more Kalman steps; the
+    zero-lag re-integration (none when the last residual check passed: its shape is the
+    zero-lag one) and the loads' base moment on the new shape. The residual checks integrate
+    with sensitivities (a fresh Jacobian for the next update), or with `broyden` plainly,
+    the Jacobian then corrected by Broyden's rank-one formula.
 
     x : (n,) unknowns [N m, N] of the state; scale : (n,) their scales; P : (n, n) covariance.
     has_prev, prev_positions (n_nodes, 3) [m], prev_load_moment (3,) [N m]: the last shape
@@ -182,52 +214,71 @@ def _observer_steps(
     xs_new = np.empty(n)
     P_new = np.empty((n, n))
     x_new = xp.copy()
+    r_new = np.empty(n)
+    dxs = np.empty(n)
+    z0 = np.empty(ny)
     res = np.max(np.abs(r))
+    # The Jacobian in the scaled unknowns (refreshed or Broyden-corrected after each check).
+    for i in range(n):
+        for j in range(n):
+            Js[i, j] = J[i, j] * scale[j]
     fresh = False
     for k in range(max_updates):
-        for i in range(n):
-            for j in range(n):
-                Js[i, j] = J[i, j] * scale[j]
         _kalman_update(xs, Pc, Js, r, dt, Q, V, max_step, xs_new, P_new)
+        for i in range(n):
+            dxs[i] = xs_new[i] - xs[i]
         xs[:] = xs_new
         Pc[:, :] = P_new
         if k + 1 == max_updates:
             break
+        # The residual at the update: with `broyden` from one plain integration, else from
+        # one with sensitivities (the next update's Jacobian); either is the zero-lag shape
+        # when no further update is needed.
         x_new = xs * scale
-        if not _residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r, J):
+        if broyden:
+            ok = _plain_residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, Y, X, z0, r_new)
+        else:
+            ok = _residual(
+                x_new, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r_new, J
+            )
+        if not ok:
             xs_out[:] = xs
             P_out[:, :] = Pc
             info_out[0] = 2.0
             return
-        res = np.max(np.abs(r))
+        res = np.max(np.abs(r_new))
         fresh = res <= tol
         if fresh:
             break
+        if broyden:
+            # Broyden's rank-one correction: J dx reproduces the observed change of residual.
+            dd = 0.0
+            for i in range(n):
+                dd += dxs[i] * dxs[i]
+            if dd > 0.0:
+                for i in range(n):
+                    miss = r_new[i] - r[i]
+                    for j in range(n):
+                        miss -= Js[i, j] * dxs[j]
+                    for j in range(n):
+                        Js[i, j] += miss * dxs[j] / dd
+        else:
+            for i in range(n):
+                for j in range(n):
+                    Js[i, j] = J[i, j] * scale[j]
+        r[:] = r_new
     xs_out[:] = xs
     P_out[:, :] = Pc
-    n_t = tau_fixed.shape[0]
+    tau = x_new[3:].copy() if length_mode else tau_fixed.copy()
     if zero_lag and not fresh:
         # Re-integrate at the update (no sensitivities) and report its residual.
         x_new = xs * scale
-        z0 = np.empty(ny)
         tau = x_new[3:].copy() if length_mode else tau_fixed.copy()
-        tau_out[:] = tau
-        if not _evaluate(x_new[:3].copy(), tau, np.int64(0), base, geo, ld, store, Y, X, z0):
+        if not _plain_residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, Y, X, z0, r_new):
             info_out[0] = 3.0
             return
-        L_cmd, k_t, m_scale, t_scale = bc[1], bc[2], bc[3], bc[4]
-        res = 0.0
-        for a in range(3):
-            res = max(res, abs(z0[12 + a] - M_tip[a]) / m_scale)
-        if length_mode:
-            for j in range(n_t):
-                stretch = max(z0[15 + j] - L_cmd[j], 0.0)
-                res = max(res, abs(tau[j] - k_t[j] * stretch) / t_scale)
-    elif length_mode:
-        # The tensions of the shape in Y (the last integration's unknowns).
-        tau_out[:] = x_new[3:]
-    else:
-        tau_out[:] = tau_fixed
+        res = np.max(np.abs(r_new))
+    tau_out[:] = tau
     positions = Y[:, 0:3].copy()
     _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, M_tip, moments)
     load_moment_out[:] = moments[0]
@@ -302,9 +353,10 @@ def _observer_update(
     updated estimate (no sensitivities); otherwise it is the shape the update started from.
     Extra updates run while the residual at the updated estimate exceeds `rtol` (default
     `gains.rtol`); each costs one integration with sensitivities at the updated estimate
-    (which is also its residual check). A moving base or extended segments come in through
-    `model` (see `softrod.sim.with_pose_and_lengths`). Raises ValueError for general tendon
-    routing (not supported here yet).
+    (which is also its residual check), or with `gains.broyden` one plain integration and a
+    Broyden correction of the first update's Jacobian. A moving base or extended segments
+    come in through `model` (see `softrod.sim.with_pose_and_lengths`). Raises ValueError for
+    general tendon routing (not supported here yet).
     """
     model.require_straight_routing("softrod.rods.observer_update")
     n_t = model.n_tendons
@@ -345,6 +397,7 @@ def _observer_update(
         (gains.dt, gains.Q, gains.V, gains.max_step),
         gains.max_updates,
         tol,
+        gains.broyden,
         zero_lag,
         Y,
         X,

@@ -32,7 +32,9 @@ from collections.abc import Callable
 
 import numpy as np
 from numba import njit
+from scipy.linalg import eig_banded
 
+from softrod.rods._budget import BUDGET_MESSAGE, budget_expired
 from softrod.rods._inputs import StaticLoads, _blend, _problem, _zero_inputs
 from softrod.rods._model import RodModel
 from softrod.rods._result import StaticResult
@@ -85,6 +87,10 @@ _FLUTTER_SCREEN = 0.05
 #: records: TPU 1.8-3.9 %, steel 2.6-5 %). A mode growing at g of its frequency decays under a
 #: modal damping ratio above g.
 _FLUTTER_DAMPING = 0.018
+#: Most steps whose non-symmetric condensed stiffness (3 n_steps square) `_diverges` solves
+#: densely: 400 steps (a 1200 x 1200 eigenvalue problem) take ~0.5 s on one core; longer
+#: grids use the checkpoint maps (`_divergence_maps`).
+_DENSE_EIG_STEPS = 400
 #: Largest phase omega * length [rad] of the Jacobi equation over one interval of the default
 #: test (`_checkpoints`): 1.0 is a third of the pi at which a conjugate point can first appear.
 _GROUP_ANGLE = 1.0
@@ -412,6 +418,17 @@ def _dead_moments(inp: StaticLoads) -> bool:
     return bool(np.any(inp.tip_moment != 0.0)) or any(np.any(p[2] != 0.0) for p in inp.point_loads)
 
 
+def _divergence_maps(model: RodModel, result: StaticResult) -> np.ndarray | None:
+    """The maps `_diverges` examines: the step maps, or on long grids (over
+    `_DENSE_EIG_STEPS` steps, where its dense non-symmetric eigenvalue problem of 3 n_steps
+    would take seconds) the checkpoint maps of the default test, whose condensed stiffness is
+    singular exactly where the step one is (an exact elimination of the nodes between)."""
+    steps = stability_maps(model, result)
+    if steps is not None and steps.shape[0] > _DENSE_EIG_STEPS:
+        return stability_maps(model, result, grouped=True)
+    return steps
+
+
 def _diverges(maps: np.ndarray) -> bool:
     """Whether the whole (non-symmetric) condensed stiffness of step maps (n_steps, 6, 6) has
     an eigenvalue with a real part <= 0: a static (divergence) instability of a
@@ -431,11 +448,28 @@ def is_stable(model: RodModel, result: StaticResult) -> bool | None:
         return None
     if _second_variation_inertia(maps) == 0:
         return True
-    if _dead_moments(result.inputs):
-        steps = stability_maps(model, result)
+    if _dead_moments(result.inputs) and not budget_expired():
+        steps = _divergence_maps(model, result)
         if steps is not None and not _diverges(steps):
             return None
     return False
+
+
+def _step_forms(maps: np.ndarray, symmetric: bool = True) -> np.ndarray:
+    """The step forms E_k (n_steps, 6, 6) of maps (n_steps, 6, 6), (-p_k, p_k+1) = E_k
+    (eta_k, eta_k+1) (module doc), their symmetric parts unless `symmetric` is False."""
+    a, b = maps[:, 0:3, 0:3], maps[:, 0:3, 3:6]
+    c, d = maps[:, 3:6, 0:3], maps[:, 3:6, 3:6]
+    bi = np.linalg.inv(b)
+    bia = bi @ a
+    E = np.empty(maps.shape)
+    E[:, 0:3, 0:3] = bia
+    E[:, 0:3, 3:6] = -bi
+    E[:, 3:6, 0:3] = c - d @ bia
+    E[:, 3:6, 3:6] = d @ bi
+    if symmetric:
+        E = 0.5 * (E + E.transpose(0, 2, 1))
+    return E
 
 
 def _condensed_matrix(maps: np.ndarray, symmetric: bool = True) -> np.ndarray:
@@ -443,22 +477,36 @@ def _condensed_matrix(maps: np.ndarray, symmetric: bool = True) -> np.ndarray:
     `symmetric=False` keeps the antisymmetric part that dead moments give (the tangent
     stiffness of a non-conservative load)."""
     n = maps.shape[0]
-    H = np.zeros((3 * n, 3 * n))
-    for k in range(n):
-        a, b = maps[k, 0:3, 0:3], maps[k, 0:3, 3:6]
-        c, d = maps[k, 3:6, 0:3], maps[k, 3:6, 3:6]
-        bi = np.linalg.inv(b)
-        E = np.block([[bi @ a, -bi], [c - d @ bi @ a, d @ bi]])
-        if symmetric:
-            E = 0.5 * (E + E.T)
-        # Node k (k >= 1) is unknown k - 1; the base (k = 0) is clamped.
-        lo, hi = 3 * (k - 1), 3 * k
-        if k > 0:
-            H[lo:hi, lo:hi] += E[0:3, 0:3]
-            H[lo:hi, hi : hi + 3] += E[0:3, 3:6]
-            H[hi : hi + 3, lo:hi] += E[3:6, 0:3]
-        H[hi : hi + 3, hi : hi + 3] += E[3:6, 3:6]
-    return H
+    E = _step_forms(maps, symmetric)
+    # Node k (k >= 1) is unknown k - 1; the base (k = 0) is clamped: step k couples unknowns
+    # k - 1 and k (its first half drops out for k = 0).
+    H4 = np.zeros((n, 3, n, 3))
+    idx = np.arange(n)
+    H4[idx, :, idx, :] += E[:, 3:6, 3:6]
+    H4[idx[:-1], :, idx[:-1], :] += E[1:, 0:3, 0:3]
+    H4[idx[:-1], :, idx[1:], :] += E[1:, 0:3, 3:6]
+    H4[idx[1:], :, idx[:-1], :] += E[1:, 3:6, 0:3]
+    return H4.reshape(3 * n, 3 * n)
+
+
+def _condensed_band(maps: np.ndarray) -> np.ndarray:
+    """The symmetric condensed second variation of `_condensed_matrix` in LAPACK's lower band
+    storage (6, 3 n_steps): band[i - j, j] = H[i, j] for 0 <= i - j <= 5 (3 x 3 blocks,
+    block tridiagonal), for `scipy.linalg.eig_banded`: O(n) memory, no dense matrix."""
+    n = maps.shape[0]
+    E = _step_forms(maps)
+    # Diagonal blocks D_j and sub-diagonal blocks S_j = H[j + 1, j] of the unknowns.
+    D = E[:, 3:6, 3:6].copy()
+    D[:-1] += E[1:, 0:3, 0:3]
+    S = E[1:, 3:6, 0:3]
+    band = np.zeros((6, 3 * n))
+    for col in range(3):
+        for row in range(3):
+            # Within a diagonal block (row >= col) and into the block below.
+            if row >= col:
+                band[row - col, col::3] = D[:, row, col]
+            band[3 + row - col, col : 3 * (n - 1) : 3] = S[:, row, col]
+    return band
 
 
 def _skew(m: np.ndarray) -> np.ndarray:
@@ -572,9 +620,14 @@ def _flutter_checked(model: RodModel, inp: StaticLoads, result: StaticResult) ->
 def unstable_modes(maps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (m,) and rotation fields (m, n_nodes, 3) [rad] of the negative directions of
     the condensed second variation, most negative first (eta = 0 at the clamped base); the
-    lowest one alone when none is negative (a marginal equilibrium)."""
-    H = _condensed_matrix(maps)
-    w, V = np.linalg.eigh(H)
+    lowest one alone when none is negative (a marginal equilibrium).
+
+    Only those eigenpairs are computed, from the block-tridiagonal band (`_condensed_band`,
+    `scipy.linalg.eig_banded`): O(n) work and memory where a dense eigensolver of the
+    3 n x 3 n matrix took seconds on long rods."""
+    n_neg = _second_variation_inertia(maps)
+    k = max(int(n_neg), 1)
+    w, V = eig_banded(_condensed_band(maps), lower=True, select="i", select_range=(0, k - 1))
     neg = np.flatnonzero(w < 0.0) if w[0] < 0.0 else np.array([0])
     n_nodes = maps.shape[0] + 1
     modes = np.zeros((neg.size, n_nodes, 3))
@@ -590,12 +643,16 @@ Solve = Callable[[StaticLoads, StaticResult | None], StaticResult]
 
 
 def _mode_imperfection(
-    model: RodModel, result: StaticResult, maps: np.ndarray, eps: float
+    model: RodModel,
+    result: StaticResult,
+    found: tuple[np.ndarray, np.ndarray],
+    eps: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A small dead tip force (3,) [N] and moment (3,) [N m] that push along the most unstable
-    mode. Among equally unstable modes (an axisymmetric rod) the one whose tip moves most along
-    the base frame's x axis is taken, so the choice is reproducible."""
-    w, modes = unstable_modes(maps)
+    mode of found = `unstable_modes(maps)`. Among equally unstable modes (an axisymmetric rod)
+    the one whose tip moves most along the base frame's x axis is taken, so the choice is
+    reproducible."""
+    w, modes = found
     near = np.abs(w - w[0]) <= 1e-6 * max(abs(w[0]), np.finfo(float).tiny)
     seg = np.diff(result.positions, axis=0)
     # Tip displacement of each mode: the integral of eta x p' along the rod.
@@ -629,12 +686,14 @@ def _follow(
 ) -> StaticResult | None:
     """Warm-started solves along path(t), t from 0 to 1, with adaptive steps; a step that
     fails or moves the tip by more than `_MAX_TIP_JUMP` of the length is halved. The last
-    equilibrium at t = 1, or None when the path is lost."""
+    equilibrium at t = 1, or None when the path is lost or the solve's time budget ran out."""
     cur = start if start is not None else solve(path(0.0), None)
     if not cur.success:
         return None
     t, dt = 0.0, _RAMP_STEP
     while t < 1.0:
+        if budget_expired():
+            return None
         trial = min(1.0, t + dt)
         nxt = solve(path(trial), cur)
         jump = np.linalg.norm(nxt.tip_position - cur.tip_position)
@@ -672,14 +731,40 @@ def stable_equilibrium(
     n_neg = _second_variation_inertia(maps)
     if n_neg == 0:
         return _flutter_checked(model, inp, result)
-    if _dead_moments(inp) and not _diverges(maps):
+    unstable = dataclasses.replace(
+        result,
+        success=False,
+        status=STATUS_UNSTABLE,
+        message=(
+            f"the equilibrium found is unstable ({max(n_neg, 1)} negative direction(s) of the "
+            "energy's second variation) and no stable equilibrium of these loads was reached "
+            "by loading with an imperfection along the unstable mode"
+        ),
+        stable=False,
+    )
+    # The search below is budgeted like the solve: its solves stop at the deadline, and it
+    # asks before every dense eigenvalue problem (`_diverges`) and every ramp step.
+    out_of_time = dataclasses.replace(
+        unstable,
+        message=(
+            f"the equilibrium found is unstable ({max(n_neg, 1)} negative direction(s) of the "
+            f"energy's second variation); the search for a stable one stopped: {BUDGET_MESSAGE}"
+        ),
+    )
+    if budget_expired():
+        return out_of_time
+    divergence = _divergence_maps(model, result) if maps.shape[0] > _DENSE_EIG_STEPS else maps
+    if _dead_moments(inp) and divergence is not None and not _diverges(divergence):
         # World-fixed moments are not conservative: the symmetric part is only a sufficient
         # test there, and the whole tangent stiffness shows no static instability.
         return dataclasses.replace(result, stable=None, message=result.message + _UNDECIDED)
     L = model.total_length
     zero = _zero_inputs(model, inp)
+    modes = unstable_modes(maps)
     for eps in _IMPERFECTIONS:
-        force, moment = _mode_imperfection(model, result, maps, eps)
+        if budget_expired():
+            return out_of_time
+        force, moment = _mode_imperfection(model, result, modes, eps)
 
         def ramp(t: float, force: np.ndarray = force, moment: np.ndarray = moment) -> StaticLoads:
             blend = _blend(zero, inp, t)
@@ -693,7 +778,12 @@ def stable_equilibrium(
 
         loaded = _follow(solve, ramp, None, L)
         found = _follow(solve, release, loaded, L) if loaded is not None else None
-        if found is not None and found.success and is_stable(model, found):
+        if found is None or not found.success or budget_expired():
+            continue
+        # Only a strict minimum is taken (`is_stable` True; its dense divergence test could
+        # only tell "not decided" from "unstable", which are both a miss here).
+        grouped = stability_maps(model, found, grouped=True)
+        if grouped is not None and _second_variation_inertia(grouped) == 0:
             message = (
                 f"{found.message}; the equilibrium first found was unstable "
                 f"({max(n_neg, 1)} negative direction(s) of the energy's second variation): "
@@ -701,14 +791,4 @@ def stable_equilibrium(
                 "the unstable mode and removing it"
             )
             return dataclasses.replace(found, message=message, stable=True)
-    return dataclasses.replace(
-        result,
-        success=False,
-        status=STATUS_UNSTABLE,
-        message=(
-            f"the equilibrium found is unstable ({max(n_neg, 1)} negative direction(s) of the "
-            "energy's second variation) and no stable equilibrium of these loads was reached "
-            "by loading with an imperfection along the unstable mode"
-        ),
-        stable=False,
-    )
+    return out_of_time if budget_expired() else unstable
