@@ -1,0 +1,356 @@
+"""Closed-loop execution of a pressure-space plan on the ground truth (issue 17, item 7).
+
+Open loop, a plan's set-points are played as planned and the arm ends wherever the model's
+error puts it. Closed loop uses what a real rig measures, the plate poses B_t (the same
+measurement the network is fed), in two feedback layers:
+
+1. **Waypoint tracking.** At the end of every edge the measured tip is compared with the tip
+   the planning model predicted there; a resolved-rate step dq = J^+ (tip_pred - tip_meas)
+   (damped least squares, J the planning model's tip Jacobian with respect to the set-points)
+   is added to a running set-point offset that shifts every later waypoint, so a systematic
+   model error is corrected before the arm reaches the goal.
+2. **Goal servoing.** After the last edge and a settling hold the tip is driven to the goal
+   centre by the same resolved-rate law (goal - tip_meas), one ramp-and-hold per correction,
+   until it is within `tolerance_m` or `max_corrections` are spent.
+
+Every corrected motion is first simulated with the planning model from the measured backbone
+and checked against the obstacles with a clearance `collision_margin`; a step that would
+collide is halved (at most `max_halvings` times) and otherwise skipped. Static friction can hold
+the arm through a small set-point change; the resolved-rate law then keeps the error and
+accumulates the set-point change until the arm slips (integral action).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from softrod.planning._env import EnvironmentSpec, Obstacles
+from softrod.planning._forward import ForwardModel, edge_commands
+from softrod.planning._rrtstar import PlanResult
+from softrod.pneumatic import GroundTruthArm
+
+__all__ = ["ClosedLoopConfig", "ClosedLoopExecution", "execute_closed_loop"]
+
+
+@dataclass(frozen=True)
+class ClosedLoopConfig:
+    """Feedback of `execute_closed_loop` ([CHOICE]s of issue 17, item 7)."""
+
+    track_waypoints: bool = True
+    """Correct the set-points at every waypoint from the measured tip (layer 1)."""
+    waypoint_gain: float = 0.5
+    """Fraction of the resolved-rate step applied at a waypoint (the model error varies
+    along the path, so the offset follows it only partly)."""
+    max_corrections: int = 15
+    """Goal-servoing corrections after the last edge (layer 2)."""
+    gain: float = 0.8
+    """Fraction of the resolved-rate step applied per goal correction."""
+    tolerance_m: float = 0.005
+    """Goal servoing stops when the tip is this close to the goal centre [m]."""
+    max_step_fraction: float = 0.15
+    """Largest set-point change of one correction per segment, as a fraction of p_max."""
+    max_offset_fraction: float = 0.4
+    """Largest waypoint offset per segment, as a fraction of p_max."""
+    hold_frames: int = 8
+    """Frames held at the last waypoint when the arm retreats there for a re-approach."""
+    damping: float = 0.02
+    """Damped-least-squares damping [m] (per unit of set-point / p_max)."""
+    jacobian_step_fraction: float = 0.03
+    """Central-difference step of the model Jacobian, as a fraction of p_max."""
+    theta_weight: float = 0.1
+    """Length scale weighting a goal-orientation error against position [m/rad]."""
+    collision_margin: float = 0.01
+    """Clearance of the predicted corrected motion from the obstacles [m]."""
+    max_halvings: int = 3
+    """Times a colliding correction is halved before it is skipped."""
+    secant_update: bool = True
+    """Correct the model's Jacobian after every re-approach by Broyden's secant update with
+    the measured tip change (the model can be far off where its plan ends far off)."""
+
+    def __post_init__(self) -> None:
+        if self.max_corrections < 0 or self.hold_frames < 1 or self.max_halvings < 0:
+            raise ValueError(
+                "max_corrections and max_halvings must be >= 0 and hold_frames >= 1, got "
+                f"{self.max_corrections}, {self.max_halvings}, {self.hold_frames}"
+            )
+        for name in ("gain", "max_step_fraction", "jacobian_step_fraction"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        if not 0 <= self.waypoint_gain <= 1 or self.max_offset_fraction < 0:
+            raise ValueError(
+                "waypoint_gain must be in [0, 1] and max_offset_fraction >= 0, got "
+                f"{self.waypoint_gain}, {self.max_offset_fraction}"
+            )
+        if not self.tolerance_m > 0 or self.damping < 0 or self.collision_margin < 0:
+            raise ValueError(
+                "tolerance_m must be > 0, damping and collision_margin >= 0, got "
+                f"{self.tolerance_m}, {self.damping}, {self.collision_margin}"
+            )
+
+
+@dataclass(frozen=True)
+class ClosedLoopExecution:
+    """A plan executed closed loop on the ground truth.
+
+    backbones : (n, m, 3) measured plates per frame; nodes : (n, K+1, 2) the full backbone;
+    commands : (n, n_seg) set-points sent [Pa]; distance_m / orientation_error_rad : final tip
+    to the goal; collision / collision_frame / in_goal : as for the open-loop `Execution`;
+    corrections : goal corrections made; distances_m : tip distance to the goal after the
+    last edge and after every correction [m]; waypoint_offsets : (k+1, n_seg) set-point
+    offset applied at every waypoint [Pa].
+    """
+
+    backbones: np.ndarray
+    nodes: np.ndarray
+    commands: np.ndarray
+    distance_m: float
+    orientation_error_rad: float
+    collision: bool
+    collision_frame: int
+    in_goal: bool
+    corrections: int
+    distances_m: np.ndarray
+    waypoint_offsets: np.ndarray
+
+
+class _Rig:
+    """The ground truth as a rig: sends set-points, keeps every measured frame."""
+
+    def __init__(self, truth: GroundTruthArm, start: np.ndarray) -> None:
+        self.truth = truth
+        self.backbone = truth.reset(start)
+        self.q = np.asarray(start, dtype=float).copy()
+        self.q_prev = self.q.copy()
+        self.frames: list[np.ndarray] = []
+        self.nodes: list[np.ndarray] = []
+        self.commands: list[np.ndarray] = []
+
+    def play(self, cmds: np.ndarray) -> None:
+        if cmds.shape[0] == 0:
+            return
+        bb = self.truth.run(cmds)
+        self.frames.append(bb)
+        self.nodes.append(self.truth.last_nodes.copy())
+        self.commands.append(cmds)
+        self.backbone = bb[-1]
+        self.q_prev = cmds[-2] if cmds.shape[0] > 1 else self.q
+        self.q = cmds[-1].copy()
+
+
+def _edge(q_from: np.ndarray, q_to: np.ndarray, step_per_frame: float, hold: int) -> np.ndarray:
+    """Frame set-points (F, n_seg) of one edge: the planner's ramp at the pump rate + hold."""
+    cmd, nf = edge_commands(q_from[None], q_to[None], step_per_frame, hold)
+    return cmd[0, : int(nf[0])]
+
+
+def _target(env: EnvironmentSpec, tip: np.ndarray, theta_weight: float) -> np.ndarray:
+    """Task-space error goal - tip: (x, y) [m], plus theta_weight * angle error if oriented."""
+    g = env.goal
+    err = [g.position[0] - tip[0], g.position[1] - tip[1]]
+    if g.orientation is not None:
+        d = (g.orientation - tip[2] + np.pi) % (2.0 * np.pi) - np.pi
+        err.append(theta_weight * d)
+    return np.asarray(err)
+
+
+def _task(env: EnvironmentSpec, tip: np.ndarray, theta_weight: float) -> np.ndarray:
+    """Task coordinates of a tip pose: (x, y) [m], plus theta_weight * angle if oriented."""
+    if env.goal.orientation is None:
+        return np.asarray(tip[:2], dtype=float)
+    return np.array([tip[0], tip[1], theta_weight * tip[2]])
+
+
+def _tip_jacobian(
+    forward: ForwardModel,
+    q_prev: np.ndarray,
+    q: np.ndarray,
+    backbone: np.ndarray,
+    q_center: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    h: np.ndarray,
+    oriented: bool,
+    theta_weight: float,
+) -> np.ndarray:
+    """Model tip Jacobian d(x, y[, w theta]) / dq_to (2 or 3, n_seg) [m/Pa] of the end of an
+    edge from the measured state (q_prev, q, backbone) to q_to = q_center, by central
+    differences q_center +- h e_i (one-sided at the pressure bounds)."""
+    n = q.shape[0]
+    eye = np.eye(n) * h
+    q_hi = np.minimum(q_center + eye, upper)
+    q_lo = np.maximum(q_center - eye, lower)
+    q_to = np.concatenate([q_hi, q_lo])
+    k = 2 * n
+    batch = forward.simulate(
+        np.repeat(q_prev[None], k, 0),
+        np.repeat(q[None], k, 0),
+        np.repeat(backbone[None], k, 0),
+        q_to,
+    )
+    tips = batch.final_backbones()[:, -1]
+    rows = 3 if oriented else 2
+    d_tip = tips[:n, :rows] - tips[n:, :rows]
+    if oriented:
+        d_tip[:, 2] = theta_weight * ((d_tip[:, 2] + np.pi) % (2.0 * np.pi) - np.pi)
+    dq = np.diag(q_hi - q_lo)
+    dq = np.where(dq > 0, dq, 1.0)
+    return (d_tip / dq[:, None]).T
+
+
+def _dls_step(jac: np.ndarray, err: np.ndarray, scale: np.ndarray, damping: float) -> np.ndarray:
+    """Damped-least-squares set-point step [Pa] for a task error err, in units of scale."""
+    js = jac * scale[None, :]
+    lhs = js @ js.T + damping**2 * np.eye(js.shape[0])
+    return scale * (js.T @ np.linalg.solve(lhs, err))
+
+
+def _safe_move(
+    rig: _Rig,
+    forward: ForwardModel,
+    obstacles: Obstacles,
+    radius: np.ndarray,
+    q_to: np.ndarray,
+    max_halvings: int,
+) -> np.ndarray | None:
+    """The set-point to move to: q_to, or q_to pulled halfway back toward the current set-point
+    until the model predicts a collision-free motion; None when no such step is found."""
+    dq = q_to - rig.q
+    for _ in range(max_halvings + 1):
+        target = rig.q + dq
+        batch = forward.simulate(rig.q_prev[None], rig.q[None], rig.backbone[None], target[None])
+        nf = int(batch.n_frames[0])
+        if obstacles.first_hit(batch.backbones[0, :nf], radius) < 0:
+            return target
+        dq = 0.5 * dq
+    return None
+
+
+def execute_closed_loop(
+    truth: GroundTruthArm,
+    env: EnvironmentSpec,
+    plan: PlanResult,
+    start: np.ndarray,
+    forward: ForwardModel,
+    config: ClosedLoopConfig | None = None,
+    settle_frames: int = 10,
+) -> ClosedLoopExecution:
+    """Execute `plan` on `truth` from `start` with feedback from the measured plates.
+
+    Parameters
+    ----------
+    truth : the ground-truth arm (reset here); env : the planning problem; plan : a successful
+    plan; start : (n_seg,) start set-points [Pa]; forward : the planning model (its edges give
+    the Jacobian and the collision prediction of corrections); config : feedback settings;
+    settle_frames : hold after the last edge before goal servoing starts [frames].
+    """
+    cfg = config if config is not None else ClosedLoopConfig()
+    if not plan.success:
+        raise ValueError(f"only a successful plan can be executed, got status {plan.status!r}")
+    arm = truth.arm
+    lower, upper = arm.pressure_lower, arm.pressure_upper
+    scale = arm.pressure_max
+    h = cfg.jacobian_step_fraction * scale
+    oriented = env.goal.orientation is not None
+    obstacles = Obstacles(env, margin=cfg.collision_margin)
+    plate_radius = arm.half_width[arm.plate_seg[1:]]
+    truth_obstacles = Obstacles(env)
+    rig = _Rig(truth, start)
+    q_retreat = rig.q.copy()
+    wps = plan.waypoints
+    # The planned frames of each edge: the predicted tip at every waypoint is the model's
+    # backbone at the edge's last frame.
+    _, n_frames = edge_commands(wps[:-1], wps[1:], forward.step_per_frame, forward.hold_frames)
+    ends = np.cumsum(n_frames)
+    offset = np.zeros(arm.n_segments)
+    offsets = np.zeros_like(wps)
+    max_offset = cfg.max_offset_fraction * scale
+    max_step = cfg.max_step_fraction * scale
+
+    # Layer 1: play the edges, shifting every later waypoint by the running offset.
+    for k in range(1, wps.shape[0]):
+        q_to = np.clip(wps[k] + offset, lower, upper)
+        if cfg.track_waypoints and np.any(offset != 0):
+            safe = _safe_move(rig, forward, obstacles, plate_radius, q_to, 0)
+            if safe is None:
+                # The shifted edge would collide in the model: play the planned one.
+                q_to = wps[k]
+        offsets[k] = q_to - wps[k]
+        q_retreat = rig.q.copy()
+        rig.play(_edge(rig.q, q_to, forward.step_per_frame, forward.hold_frames))
+        if cfg.track_waypoints and k < wps.shape[0] - 1:
+            err = plan.predicted[ends[k - 1], -1, :2] - rig.backbone[-1, :2]
+            jac_wp = _tip_jacobian(
+                forward, rig.q_prev, rig.q, rig.backbone, rig.q, lower, upper, h, False, 1.0
+            )
+            step = _dls_step(jac_wp, err, scale, cfg.damping)
+            step = np.clip(cfg.waypoint_gain * step, -max_step, max_step)
+            offset = np.clip(offset + step, -max_offset, max_offset)
+    rig.play(np.repeat(rig.q[None], settle_frames, 0))
+
+    # Layer 2: retreat to the last waypoint and re-approach a corrected goal set-point. Static
+    # friction holds the arm through small set-point changes made in place (the tip moves a
+    # fraction of what any model predicts, in no consistent direction), but the end of a
+    # whole approach responds to a change of its end set-point about as the model's edge does.
+    approach_hold = forward.hold_frames + settle_frames
+    distances = [float(env.goal.distance(rig.backbone[-1]))]
+    best_q, best_d = rig.q.copy(), distances[0]
+    q_goal = rig.q.copy()
+    rig_tip = rig.backbone[-1].copy()
+    jac: np.ndarray | None = None
+    corrections = 0
+    for _ in range(cfg.max_corrections):
+        err = _target(env, rig.backbone[-1], cfg.theta_weight)
+        if np.linalg.norm(err) <= cfg.tolerance_m:
+            break
+        if _safe_move(rig, forward, obstacles, plate_radius, q_retreat, 0) is None:
+            break
+        rig.play(_edge(rig.q, q_retreat, forward.step_per_frame, cfg.hold_frames))
+        if jac is None:
+            jac = _tip_jacobian(
+                forward, rig.q_prev, rig.q, rig.backbone, q_goal, lower, upper, h, oriented,
+                cfg.theta_weight,
+            )  # fmt: skip
+        step = np.clip(cfg.gain * _dls_step(jac, err, scale, cfg.damping), -max_step, max_step)
+        q_new = np.clip(q_goal + step, lower, upper)
+        safe = _safe_move(rig, forward, obstacles, plate_radius, q_new, cfg.max_halvings)
+        q_old, y_old = q_goal, _task(env, rig_tip, cfg.theta_weight)
+        q_goal = q_goal if safe is None else safe
+        rig.play(_edge(rig.q, q_goal, forward.step_per_frame, approach_hold))
+        rig_tip = rig.backbone[-1].copy()
+        corrections += 1
+        # Broyden's secant update: the model's Jacobian, corrected by what the arm did.
+        dq = (q_goal - q_old) / scale
+        if cfg.secant_update and float(dq @ dq) > 0:
+            dy = _task(env, rig_tip, cfg.theta_weight) - y_old
+            js = jac * scale[None, :]
+            js += np.outer(dy - js @ dq, dq) / float(dq @ dq)
+            jac = js / scale[None, :]
+        distances.append(float(env.goal.distance(rig.backbone[-1])))
+        if distances[-1] < best_d:
+            best_q, best_d = q_goal.copy(), distances[-1]
+    # Hysteresis can leave the last approach worse than an earlier one: approach that again.
+    if distances[-1] > best_d + cfg.tolerance_m and corrections > 0:
+        if _safe_move(rig, forward, obstacles, plate_radius, q_retreat, 0) is not None:
+            rig.play(_edge(rig.q, q_retreat, forward.step_per_frame, cfg.hold_frames))
+            rig.play(_edge(rig.q, best_q, forward.step_per_frame, approach_hold))
+            distances.append(float(env.goal.distance(rig.backbone[-1])))
+
+    bb = np.concatenate(rig.frames)
+    nodes = np.concatenate(rig.nodes)
+    hit = truth_obstacles.first_hit(nodes, truth.node_half_width[1:])
+    tip = bb[-1, -1]
+    return ClosedLoopExecution(
+        backbones=bb,
+        nodes=nodes,
+        commands=np.concatenate(rig.commands),
+        distance_m=float(env.goal.distance(tip)),
+        orientation_error_rad=float(env.goal.orientation_error(tip)),
+        collision=hit >= 0,
+        collision_frame=hit,
+        in_goal=bool(env.goal.contains(tip)),
+        corrections=corrections,
+        distances_m=np.asarray(distances),
+        waypoint_offsets=offsets,
+    )
