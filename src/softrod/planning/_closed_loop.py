@@ -47,7 +47,7 @@ class ClosedLoopConfig:
     """Goal-servoing corrections after the last edge (layer 2)."""
     gain: float = 0.8
     """Fraction of the resolved-rate step applied per goal correction."""
-    tolerance_m: float = 0.005
+    tolerance_m: float = 0.015
     """Goal servoing stops when the tip is this close to the goal centre [m]."""
     max_step_fraction: float = 0.15
     """Largest set-point change of one correction per segment, as a fraction of p_max."""
@@ -61,7 +61,7 @@ class ClosedLoopConfig:
     """Central-difference step of the model Jacobian, as a fraction of p_max."""
     theta_weight: float = 0.1
     """Length scale weighting a goal-orientation error against position [m/rad]."""
-    collision_margin: float = 0.01
+    collision_margin: float = 0.02
     """Clearance of the predicted corrected motion from the obstacles [m]."""
     max_halvings: int = 3
     """Times a colliding correction is halved before it is skipped."""
@@ -293,49 +293,57 @@ def execute_closed_loop(
     # friction holds the arm through small set-point changes made in place (the tip moves a
     # fraction of what any model predicts, in no consistent direction), but the end of a
     # whole approach responds to a change of its end set-point about as the model's edge does.
+    # A trust region keeps stick-slip surprises from compounding: a re-approach that does not
+    # bring the tip closer is not kept (the next try starts from the best set-point again, with
+    # half the step), and the arm ends at the best set-point found.
     approach_hold = forward.hold_frames + settle_frames
-    distances = [float(env.goal.distance(rig.backbone[-1]))]
-    best_q, best_d = rig.q.copy(), distances[0]
-    q_goal = rig.q.copy()
-    rig_tip = rig.backbone[-1].copy()
+    w = cfg.theta_weight
+    best_q, best_tip = rig.q.copy(), rig.backbone[-1].copy()
+    distances = [float(env.goal.distance(best_tip))]
+    radius = max_step
     jac: np.ndarray | None = None
     corrections = 0
+    at_best = True
     for _ in range(cfg.max_corrections):
-        err = _target(env, rig.backbone[-1], cfg.theta_weight)
+        err = _target(env, best_tip, w)
         if np.linalg.norm(err) <= cfg.tolerance_m:
             break
         if _safe_move(rig, forward, obstacles, plate_radius, q_retreat, 0) is None:
             break
         rig.play(_edge(rig.q, q_retreat, forward.step_per_frame, cfg.hold_frames))
+        at_best = False
         if jac is None:
             jac = _tip_jacobian(
-                forward, rig.q_prev, rig.q, rig.backbone, q_goal, lower, upper, h, oriented,
-                cfg.theta_weight,
-            )  # fmt: skip
-        step = np.clip(cfg.gain * _dls_step(jac, err, scale, cfg.damping), -max_step, max_step)
-        q_new = np.clip(q_goal + step, lower, upper)
+                forward, rig.q_prev, rig.q, rig.backbone, best_q, lower, upper, h, oriented, w
+            )
+        step = np.clip(cfg.gain * _dls_step(jac, err, scale, cfg.damping), -radius, radius)
+        q_new = np.clip(best_q + step, lower, upper)
         safe = _safe_move(rig, forward, obstacles, plate_radius, q_new, cfg.max_halvings)
-        q_old, y_old = q_goal, _task(env, rig_tip, cfg.theta_weight)
-        q_goal = q_goal if safe is None else safe
-        rig.play(_edge(rig.q, q_goal, forward.step_per_frame, approach_hold))
-        rig_tip = rig.backbone[-1].copy()
+        if safe is None or np.array_equal(safe, best_q):
+            break
+        rig.play(_edge(rig.q, safe, forward.step_per_frame, approach_hold))
+        tip = rig.backbone[-1].copy()
         corrections += 1
+        distances.append(float(env.goal.distance(tip)))
         # Broyden's secant update: the model's Jacobian, corrected by what the arm did.
-        dq = (q_goal - q_old) / scale
-        if cfg.secant_update and float(dq @ dq) > 0:
-            dy = _task(env, rig_tip, cfg.theta_weight) - y_old
+        dq = (safe - best_q) / scale
+        if cfg.secant_update:
+            dy = _task(env, tip, w) - _task(env, best_tip, w)
             js = jac * scale[None, :]
             js += np.outer(dy - js @ dq, dq) / float(dq @ dq)
             jac = js / scale[None, :]
+        if np.linalg.norm(_target(env, tip, w)) < np.linalg.norm(err):
+            best_q, best_tip, at_best = safe, tip, True
+            radius = np.minimum(2.0 * radius, max_step)
+        else:
+            radius *= 0.5
+    if not at_best and _safe_move(rig, forward, obstacles, plate_radius, q_retreat, 0) is None:
+        # Stay where the retreat check stopped us: the arm is at the retreat point or at a try.
+        pass
+    elif not at_best:
+        rig.play(_edge(rig.q, q_retreat, forward.step_per_frame, cfg.hold_frames))
+        rig.play(_edge(rig.q, best_q, forward.step_per_frame, approach_hold))
         distances.append(float(env.goal.distance(rig.backbone[-1])))
-        if distances[-1] < best_d:
-            best_q, best_d = q_goal.copy(), distances[-1]
-    # Hysteresis can leave the last approach worse than an earlier one: approach that again.
-    if distances[-1] > best_d + cfg.tolerance_m and corrections > 0:
-        if _safe_move(rig, forward, obstacles, plate_radius, q_retreat, 0) is not None:
-            rig.play(_edge(rig.q, q_retreat, forward.step_per_frame, cfg.hold_frames))
-            rig.play(_edge(rig.q, best_q, forward.step_per_frame, approach_hold))
-            distances.append(float(env.goal.distance(rig.backbone[-1])))
 
     bb = np.concatenate(rig.frames)
     nodes = np.concatenate(rig.nodes)
