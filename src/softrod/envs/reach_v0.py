@@ -45,6 +45,10 @@ class ReachEnv(HangingRobotEnv):
     the other inputs: with `error_gain` = 100 a 1 cm error reads 1. The default (0) keeps the
     (34,) observation of SoftManiSim's task.
 
+    With `obs_mode="rgb"` the observation is instead an (84, 84, 3) uint8 RGB image from the
+    scene camera `obs_camera` (default: the render camera "main"); rewards, `info` and the
+    dynamics do not change (MUJOCO_GL=egl renders headless).
+
     Action, shape (10,), in [-1, 1]: change of the commanded curvature of segments 1..5
     (toward body x, body y), in units of `kappa_rate` [1/m per step]; the command saturates at
     +-`kappa_max` [1/m].
@@ -86,6 +90,8 @@ class ReachEnv(HangingRobotEnv):
         success_radius: float = 0.01,
         width: int = 320,
         height: int = 240,
+        obs_mode: str = "state",
+        obs_camera: str | None = None,
     ) -> None:
         if distance_weight < 0 or action_weight < 0 or error_gain < 0 or not success_radius > 0:
             raise ValueError(
@@ -122,6 +128,7 @@ class ReachEnv(HangingRobotEnv):
         n_seg = self.robot.n_segments
         n_obs = 3 * n_seg + 9 + self.n_commands + (3 if self.error_gain > 0 else 0)
         self.observation_space = obs_box(n_obs)
+        self._set_obs_mode(obs_mode, obs_camera)
 
     # -- episode ------------------------------------------------------------------------------
 
