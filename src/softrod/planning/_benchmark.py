@@ -322,14 +322,23 @@ def execute_plan_closed_loop(
     """Execute a successful plan of model `kind` on the ground truth with feedback from the
     measured plates (`softrod.planning.execute_closed_loop`, `config.closed_loop`); the
     planning model gives the Jacobian and the collision prediction of the corrections."""
+    forward = _forward(models, kind, config)
+    tries = [0]
+
+    def replan(q: np.ndarray, backbone: np.ndarray) -> PlanResult:
+        tries[0] += 1
+        rng = np.random.default_rng([config.seed, tries[0]])
+        return PressureRRTStar(forward, env, config.planner).plan(q, backbone, rng)
+
     return execute_closed_loop(
         models.truth,
         env,
         plan,
         _start(models, env),
-        _forward(models, kind, config),
+        forward,
         config.closed_loop,
         config.settle_frames,
+        replan,
     )
 
 
@@ -427,6 +436,7 @@ def run_benchmark(
                     "in_goal": closed.in_goal,
                     "collision": closed.collision,
                     "corrections": closed.corrections,
+                    "replans": closed.replans,
                     "distances_m": [float(d) for d in closed.distances_m],
                 },
             }

@@ -13,6 +13,10 @@ measurement the network is fed), in two feedback layers:
    centre by the same resolved-rate law (goal - tip_meas), one ramp-and-hold per correction,
    until it is within `tolerance_m` or `max_corrections` are spent.
 
+3. **Re-planning.** When the model, run from the measured state, predicts that the next edge
+   collides, the optional `replan` callback plans again from the measured state (the
+   benchmark uses the same RRT*) and the arm follows the new plan.
+
 Every corrected motion is first simulated with the planning model from the measured backbone
 and checked against the obstacles with a clearance `collision_margin`; a step that would
 collide is halved (at most `max_halvings` times) and otherwise skipped. Static friction can hold
@@ -22,6 +26,7 @@ accumulates the set-point change until the arm slips (integral action).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,15 +70,22 @@ class ClosedLoopConfig:
     """Clearance of the predicted corrected motion from the obstacles [m]."""
     max_halvings: int = 3
     """Times a colliding correction is halved before it is skipped."""
+    max_replans: int = 2
+    """Plans made again from the measured state during one execution (needs `replan`)."""
     secant_update: bool = True
     """Correct the model's Jacobian after every re-approach by Broyden's secant update with
     the measured tip change (the model can be far off where its plan ends far off)."""
 
     def __post_init__(self) -> None:
-        if self.max_corrections < 0 or self.hold_frames < 1 or self.max_halvings < 0:
+        if (
+            self.max_corrections < 0
+            or self.hold_frames < 1
+            or min(self.max_halvings, self.max_replans) < 0
+        ):
             raise ValueError(
-                "max_corrections and max_halvings must be >= 0 and hold_frames >= 1, got "
-                f"{self.max_corrections}, {self.max_halvings}, {self.hold_frames}"
+                "max_corrections, max_halvings and max_replans must be >= 0 and hold_frames "
+                f">= 1, got {self.max_corrections}, {self.max_halvings}, {self.max_replans}, "
+                f"{self.hold_frames}"
             )
         for name in ("gain", "max_step_fraction", "jacobian_step_fraction"):
             if not 0 < getattr(self, name) <= 1:
@@ -99,7 +111,8 @@ class ClosedLoopExecution:
     to the goal; collision / collision_frame / in_goal : as for the open-loop `Execution`;
     corrections : goal corrections made; distances_m : tip distance to the goal after the
     last edge and after every correction [m]; waypoint_offsets : (k+1, n_seg) set-point
-    offset applied at every waypoint [Pa].
+    offset applied at every executed waypoint, the start first [Pa]; replans : plans made
+    again from the measured state.
     """
 
     backbones: np.ndarray
@@ -113,6 +126,7 @@ class ClosedLoopExecution:
     corrections: int
     distances_m: np.ndarray
     waypoint_offsets: np.ndarray
+    replans: int
 
 
 class _Rig:
@@ -143,6 +157,14 @@ def _edge(q_from: np.ndarray, q_to: np.ndarray, step_per_frame: float, hold: int
     """Frame set-points (F, n_seg) of one edge: the planner's ramp at the pump rate + hold."""
     cmd, nf = edge_commands(q_from[None], q_to[None], step_per_frame, hold)
     return cmd[0, : int(nf[0])]
+
+
+def _edge_ends(waypoints: np.ndarray, forward: ForwardModel) -> np.ndarray:
+    """Index (in the plan's frame sequence, start = 0) of the last frame of every edge."""
+    _, n_frames = edge_commands(
+        waypoints[:-1], waypoints[1:], forward.step_per_frame, forward.hold_frames
+    )
+    return np.cumsum(n_frames)
 
 
 def _target(env: EnvironmentSpec, tip: np.ndarray, theta_weight: float) -> np.ndarray:
@@ -235,6 +257,7 @@ def execute_closed_loop(
     forward: ForwardModel,
     config: ClosedLoopConfig | None = None,
     settle_frames: int = 10,
+    replan: Callable[[np.ndarray, np.ndarray], PlanResult | None] | None = None,
 ) -> ClosedLoopExecution:
     """Execute `plan` on `truth` from `start` with feedback from the measured plates.
 
@@ -244,6 +267,9 @@ def execute_closed_loop(
     plan; start : (n_seg,) start set-points [Pa]; forward : the planning model (its edges give
     the Jacobian and the collision prediction of corrections); config : feedback settings;
     settle_frames : hold after the last edge before goal servoing starts [frames].
+    replan : optional planner called as replan(q (n_seg,) [Pa], measured backbone (m, 3)) when
+    the model, run from the measured state, predicts that the next edge collides; its plan
+    replaces the rest of the current one (at most `config.max_replans` times).
     """
     cfg = config if config is not None else ClosedLoopConfig()
     if not plan.success:
@@ -258,35 +284,50 @@ def execute_closed_loop(
     truth_obstacles = Obstacles(env)
     rig = _Rig(truth, start)
     q_retreat = rig.q.copy()
-    wps = plan.waypoints
-    # The planned frames of each edge: the predicted tip at every waypoint is the model's
-    # backbone at the edge's last frame.
-    _, n_frames = edge_commands(wps[:-1], wps[1:], forward.step_per_frame, forward.hold_frames)
-    ends = np.cumsum(n_frames)
+    wps, predicted = plan.waypoints, plan.predicted
+    ends = _edge_ends(wps, forward)
     offset = np.zeros(arm.n_segments)
-    offsets = np.zeros_like(wps)
+    offsets = [np.zeros(arm.n_segments)]
     max_offset = cfg.max_offset_fraction * scale
     max_step = cfg.max_step_fraction * scale
+    replans = 0
 
     # Layer 1: play the edges, shifting every later waypoint by the running offset.
-    for k in range(1, wps.shape[0]):
+    k = 1
+    while k < wps.shape[0]:
         q_to = np.clip(wps[k] + offset, lower, upper)
         if cfg.track_waypoints and np.any(offset != 0):
             safe = _safe_move(rig, forward, obstacles, plate_radius, q_to, 0)
             if safe is None:
                 # The shifted edge would collide in the model: play the planned one.
                 q_to = wps[k]
-        offsets[k] = q_to - wps[k]
+        if (
+            replan is not None
+            and replans < cfg.max_replans
+            and _safe_move(rig, forward, obstacles, plate_radius, q_to, 0) is None
+        ):
+            # From where the arm really is, the model sees the next edge collide: plan again
+            # from the measured state and follow the new plan.
+            replans += 1
+            fresh = replan(rig.q.copy(), rig.backbone.copy())
+            if fresh is not None and fresh.success:
+                wps, predicted = fresh.waypoints, fresh.predicted
+                ends = _edge_ends(wps, forward)
+                offset = np.zeros(arm.n_segments)
+                k = 1
+                continue
+        offsets.append(q_to - wps[k])
         q_retreat = rig.q.copy()
         rig.play(_edge(rig.q, q_to, forward.step_per_frame, forward.hold_frames))
         if cfg.track_waypoints and k < wps.shape[0] - 1:
-            err = plan.predicted[ends[k - 1], -1, :2] - rig.backbone[-1, :2]
+            err = predicted[ends[k - 1], -1, :2] - rig.backbone[-1, :2]
             jac_wp = _tip_jacobian(
                 forward, rig.q_prev, rig.q, rig.backbone, rig.q, lower, upper, h, False, 1.0
             )
             step = _dls_step(jac_wp, err, scale, cfg.damping)
             step = np.clip(cfg.waypoint_gain * step, -max_step, max_step)
             offset = np.clip(offset + step, -max_offset, max_offset)
+        k += 1
     rig.play(np.repeat(rig.q[None], settle_frames, 0))
 
     # Layer 2: retreat to the last waypoint and re-approach a corrected goal set-point. Static
@@ -360,5 +401,6 @@ def execute_closed_loop(
         in_goal=bool(env.goal.contains(tip)),
         corrections=corrections,
         distances_m=np.asarray(distances),
-        waypoint_offsets=offsets,
+        waypoint_offsets=np.asarray(offsets),
+        replans=replans,
     )
