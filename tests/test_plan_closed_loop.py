@@ -94,3 +94,16 @@ def test_closed_loop_config_rejects_bad_values():
         ClosedLoopConfig(gain=0.0)
     with pytest.raises(ValueError, match="hold_frames"):
         ClosedLoopConfig(hold_frames=0)
+
+
+def test_closed_loop_keeps_a_plan_that_already_arrives(case):
+    truth, env, plan, fm = case
+    # The same plan with a goal region wide enough for the open-loop end: goal servoing does
+    # not start (a re-approach could only lose the goal).
+    wide = env.model_copy(update={"goal": env.goal.model_copy(update={"radius": 0.5})})
+    start = np.zeros(3)
+    open_loop = execute_plan(truth, wide, plan, start, SETTLE)
+    assert open_loop.in_goal
+    servo_only = ClosedLoopConfig(track_waypoints=False)
+    closed = execute_closed_loop(truth, wide, plan, start, fm, servo_only, SETTLE)
+    assert closed.corrections == 0 and closed.distance_m == open_loop.distance_m

@@ -53,7 +53,8 @@ class ClosedLoopConfig:
     gain: float = 0.8
     """Fraction of the resolved-rate step applied per goal correction."""
     tolerance_m: float = 0.015
-    """Goal servoing stops when the tip is this close to the goal centre [m]."""
+    """Goal servoing stops when the tip is this close to the goal centre [m]; it does not
+    start when the executed plan already ends in the goal region."""
     max_step_fraction: float = 0.15
     """Largest set-point change of one correction per segment, as a fraction of p_max."""
     max_offset_fraction: float = 0.4
@@ -347,7 +348,11 @@ def execute_closed_loop(
     at_best = True
     for _ in range(cfg.max_corrections):
         err = _target(env, best_tip, w)
-        if np.linalg.norm(err) <= cfg.tolerance_m:
+        # A tip already in the goal region stays: a re-approach never returns exactly to the
+        # open-loop end (hysteresis), so servoing there could only lose the goal.
+        if np.linalg.norm(err) <= cfg.tolerance_m or (
+            corrections == 0 and env.goal.contains(best_tip)
+        ):
             break
         if _safe_move(rig, forward, obstacles, plate_radius, q_retreat, 0) is None:
             break
