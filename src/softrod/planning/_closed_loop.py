@@ -2,17 +2,17 @@
 
 Open loop, a plan's set-points are played as planned and the arm ends wherever the model's
 error puts it. Closed loop uses what a real rig measures, the plate poses B_t (the same
-measurement the network is fed), in two feedback layers:
+measurement the network is fed), in three feedback layers:
 
-1. **Waypoint tracking.** At the end of every edge the measured tip is compared with the tip
-   the planning model predicted there; a resolved-rate step dq = J^+ (tip_pred - tip_meas)
-   (damped least squares, J the planning model's tip Jacobian with respect to the set-points)
-   is added to a running set-point offset that shifts every later waypoint, so a systematic
-   model error is corrected before the arm reaches the goal.
-2. **Goal servoing.** After the last edge and a settling hold the tip is driven to the goal
-   centre by the same resolved-rate law (goal - tip_meas), one ramp-and-hold per correction,
-   until it is within `tolerance_m` or `max_corrections` are spent.
-
+1. **Waypoint tracking** (optional, `track_waypoints`). At the end of every edge the
+   measured tip is compared with the tip the planning model predicted there; a resolved-rate
+   step dq = J^+ (tip_pred - tip_meas) (damped least squares, J the planning model's tip
+   Jacobian with respect to the set-points) is added to a running set-point offset that
+   shifts every later waypoint.
+2. **Goal servoing by re-approach.** Unless the tip already ends in the goal region, the arm
+   retreats to the last waypoint and re-approaches a corrected end set-point (the same
+   resolved-rate law on goal - tip_meas, the Jacobian corrected by Broyden's secant update,
+   a trust region), until the tip is within `tolerance_m` or `max_corrections` are spent.
 3. **Re-planning.** When the model, run from the measured state, predicts that the next edge
    collides, the optional `replan` callback plans again from the measured state (the
    benchmark uses the same RRT*) and the arm follows the new plan.
@@ -43,8 +43,10 @@ __all__ = ["ClosedLoopConfig", "ClosedLoopExecution", "execute_closed_loop"]
 class ClosedLoopConfig:
     """Feedback of `execute_closed_loop` ([CHOICE]s of issue 17, item 7)."""
 
-    track_waypoints: bool = True
-    """Correct the set-points at every waypoint from the measured tip (layer 1)."""
+    track_waypoints: bool = False
+    """Correct the set-points at every waypoint from the measured tip (layer 1). Off by
+    default: on the benchmark it lost more goals than it won (docs/planning.md), and without
+    it the plan is played exactly as open loop, so a plan that arrives is never touched."""
     waypoint_gain: float = 0.5
     """Fraction of the resolved-rate step applied at a waypoint (the model error varies
     along the path, so the offset follows it only partly)."""
