@@ -36,6 +36,13 @@ def _demos_output(out: Path, overwrite: bool) -> Path:
     return prepare_output(target, overwrite=overwrite, option="--out")
 
 
+def _lerobot_output(out: Path, overwrite: bool) -> None:
+    """A LeRobot dataset folder is written only where no file or non-empty folder is, unless
+    --overwrite (checked before recording)."""
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise CliError(f"--out {out} exists; pass --overwrite to replace it")
+
+
 def _env_kwargs(text: str | None) -> dict[str, Any]:
     if not text:
         return {}
@@ -354,9 +361,18 @@ def eval_cmd(
 
 @app.command("demos")
 def demos_cmd(
-    env: str = typer.Argument(..., help="WholeBodyGrasp-v0 or FlipSwitch-v0 (scripted experts)."),
+    env: str = typer.Argument(
+        ...,
+        help="WholeBodyGrasp-v0 or FlipSwitch-v0 (scripted experts), or an existing demo .npz "
+        "to convert (with --format lerobot).",
+    ),
     episodes: int = typer.Option(50, "--episodes", "-n", help="Successful demonstrations."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output .npz (format: docs/learning.md)."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Output .npz, or folder with --format lerobot (docs/learning.md)."
+    ),
+    fmt: str = typer.Option(
+        "npz", "--format", help="npz (softrod's file) or lerobot (LeRobot v3.0 dataset folder)."
+    ),
     seed: int = typer.Option(0, help="Reset seed of the first attempt (then +1 per attempt)."),
     max_attempts: int | None = typer.Option(None, help="Give up after this many [2 n]."),
     dedup: bool = typer.Option(False, help="Also drop consecutive duplicate frames (1e-9)."),
@@ -364,8 +380,26 @@ def demos_cmd(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output file."),
 ) -> None:
     """Record demonstrations with the task's scripted expert (failed attempts discarded)."""
-    from softrod.learn import EXPERTS, record_demos
+    from softrod.learn import EXPERTS, DemoSet, record_demos
 
+    if fmt not in ("npz", "lerobot"):
+        raise CliError(f"--format must be npz or lerobot, got {fmt!r}")
+    if fmt == "lerobot":
+        _lerobot_output(out, overwrite)
+    if env.endswith(".npz"):
+        # Convert recorded demonstrations instead of recording.
+        if fmt != "lerobot":
+            raise CliError("converting a .npz needs --format lerobot")
+        if not Path(env).is_file():
+            raise CliError(f"no demonstrations at {env}")
+        try:
+            loaded = DemoSet.load(env)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        path = loaded.save_lerobot(out, overwrite=overwrite)
+        print(f"demos: {path}")
+        _print_summary(loaded.stats(), False)
+        return
     env_id = resolve_env_id(env)
     if env_id not in EXPERTS:
         raise CliError(
@@ -374,7 +408,8 @@ def demos_cmd(
         )
     if episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {episodes}")
-    out = _demos_output(out, overwrite)
+    if fmt == "npz":
+        out = _demos_output(out, overwrite)
     cb = None
     bar: Any = None
     if progress:
@@ -399,7 +434,7 @@ def demos_cmd(
             bar.stop()
     if dedup:
         demos = demos.remove_duplicates()
-    path = demos.save(out)
+    path = demos.save(out) if fmt == "npz" else demos.save_lerobot(out, overwrite=overwrite)
     print(f"demos: {path}")
     _print_summary(demos.stats(), False)
 

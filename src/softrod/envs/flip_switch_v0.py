@@ -7,6 +7,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from softrod.envs._base import Randomization
 from softrod.envs._tdcr_arm import DEMO_ACTION_NOISE, TDCRArmEnv
 from softrod.scene import CONTYPE_OBJECT, OBJECT_AFFINITY
 
@@ -61,6 +62,14 @@ class FlipSwitchEnv(TDCRArmEnv):
     | 7-15 | TDCR tendon displacements (pulled in > 0), segment by segment | m |
     | 16-18 | switch position (toggle hinge), world frame | m |
 
+    With `obs_mode="rgb"` the observation is instead an (84, 84, 3) uint8 RGB image from the
+    scene camera `obs_camera` (default: the render camera "main"); rewards, `info` and the
+    dynamics do not change (MUJOCO_GL=egl renders headless).
+
+    `randomize` (a dict of the fields of `Randomization` in envs/_base.py; default off)
+    perturbs the robot at every reset from the episode's seed: backbone modulus and tendon
+    stiffness factors, link mass, damping, joint friction, observation noise, action delay.
+
     Action, shape (16,): absolute Panda joint targets (7) [rad] and tendon displacements (9,
     in [-0.03, 0.03]) [m]; the drives approach them at most at the Panda's joint speed limits
     and 0.03 m/s (tendon motors).
@@ -81,6 +90,9 @@ class FlipSwitchEnv(TDCRArmEnv):
         terminate_on_success: bool = True,
         width: int = 320,
         height: int = 240,
+        obs_mode: str = "state",
+        obs_camera: str | None = None,
+        randomize: Randomization | dict[str, Any] | None = None,
     ) -> None:
         self.terminate_on_success = bool(terminate_on_success)
         self.flipped = False
@@ -91,6 +103,8 @@ class FlipSwitchEnv(TDCRArmEnv):
             width=width,
             height=height,
         )
+        self._set_obs_mode(obs_mode, obs_camera)
+        self._set_randomization(randomize)
 
     def _camera_pose(self) -> tuple[np.ndarray, np.ndarray]:
         return np.array([1.5, -0.75, 0.95]), np.array([0.55, 0.05, 0.45])

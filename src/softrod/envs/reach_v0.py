@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from softrod.envs._base import obs_box
+from softrod.envs._base import Randomization, obs_box
 from softrod.envs._reach_core import HangingRobotEnv
 from softrod.envs._scene import shipped_robot, with_tendon_stiffness
 
@@ -44,6 +44,14 @@ class ReachEnv(HangingRobotEnv):
     The optional fine-error components (shape (37,) then) put millimetre errors on the scale of
     the other inputs: with `error_gain` = 100 a 1 cm error reads 1. The default (0) keeps the
     (34,) observation of SoftManiSim's task.
+
+    With `obs_mode="rgb"` the observation is instead an (84, 84, 3) uint8 RGB image from the
+    scene camera `obs_camera` (default: the render camera "main"); rewards, `info` and the
+    dynamics do not change (MUJOCO_GL=egl renders headless).
+
+    `randomize` (a dict of the fields of `Randomization` in envs/_base.py; default off)
+    perturbs the robot at every reset from the episode's seed: backbone modulus and tendon
+    stiffness factors, link mass, damping, joint friction, observation noise, action delay.
 
     Action, shape (10,), in [-1, 1]: change of the commanded curvature of segments 1..5
     (toward body x, body y), in units of `kappa_rate` [1/m per step]; the command saturates at
@@ -86,6 +94,9 @@ class ReachEnv(HangingRobotEnv):
         success_radius: float = 0.01,
         width: int = 320,
         height: int = 240,
+        obs_mode: str = "state",
+        obs_camera: str | None = None,
+        randomize: Randomization | dict[str, Any] | None = None,
     ) -> None:
         if distance_weight < 0 or action_weight < 0 or error_gain < 0 or not success_radius > 0:
             raise ValueError(
@@ -122,6 +133,8 @@ class ReachEnv(HangingRobotEnv):
         n_seg = self.robot.n_segments
         n_obs = 3 * n_seg + 9 + self.n_commands + (3 if self.error_gain > 0 else 0)
         self.observation_space = obs_box(n_obs)
+        self._set_obs_mode(obs_mode, obs_camera)
+        self._set_randomization(randomize)
 
     # -- episode ------------------------------------------------------------------------------
 

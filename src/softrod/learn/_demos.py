@@ -16,6 +16,10 @@ File format (one `.npz`, written by `DemoSet.save`, read by `DemoSet.load`):
 `dedup_tol` (None: raw frames), `action_noise` (std of the noise injected into the executed
 actions while recording, per component; None: none), `softrod_version` and `format` (= 1).
 
+The same sets are written and read in the LeRobot dataset layout (v3.0: Parquet + JSON, so
+that LeRobot's trainers load them) by `DemoSet.save_lerobot` / `DemoSet.load_lerobot`
+(`softrod demos ... --format lerobot`; layout in `softrod.learn._lerobot`).
+
 A frame is an (observation, action) pair, as in seed 002; frames are recorded at the environment's
 control rate (20 Hz here; seed 002 recorded at 60 Hz).
 """
@@ -233,6 +237,21 @@ class DemoSet:
             meta.get("dedup_tol"),
             meta.get("action_noise"),
         )
+
+    def save_lerobot(
+        self, root: str | Path, *, task: str | None = None, overwrite: bool = False
+    ) -> Path:
+        """Write the set as a LeRobot v3.0 dataset folder (`softrod.learn._lerobot`)."""
+        from softrod.learn._lerobot import write_lerobot
+
+        return write_lerobot(self, root, task=task, overwrite=overwrite)
+
+    @classmethod
+    def load_lerobot(cls, root: str | Path) -> DemoSet:
+        """Read a LeRobot v3.0 dataset folder (`softrod.learn._lerobot`)."""
+        from softrod.learn._lerobot import read_lerobot
+
+        return read_lerobot(root)
 
 
 def record_episode(

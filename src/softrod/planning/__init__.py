@@ -4,10 +4,16 @@ models for planners, environments and pressure-space RRT*."""
 from softrod.planning._benchmark import (
     PSI,
     BenchmarkConfig,
+    execute_plan_closed_loop,
     plan_environment,
     prepare_models,
     run_benchmark,
     write_report,
+)
+from softrod.planning._closed_loop import (
+    ClosedLoopConfig,
+    ClosedLoopExecution,
+    execute_closed_loop,
 )
 from softrod.planning._env import (
     BoxObstacle,
@@ -41,6 +47,8 @@ __all__ = [
     "BenchmarkConfig",
     "BoxObstacle",
     "CircleObstacle",
+    "ClosedLoopConfig",
+    "ClosedLoopExecution",
     "CompensationNetwork",
     "EdgeBatch",
     "EnvironmentSpec",
@@ -55,6 +63,8 @@ __all__ = [
     "RRTStarConfig",
     "TrainConfig",
     "edge_commands",
+    "execute_closed_loop",
+    "execute_plan_closed_loop",
     "load_environment",
     "plan_commands",
     "rollout_error",

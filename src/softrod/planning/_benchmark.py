@@ -26,6 +26,11 @@ import numpy as np
 
 from softrod._version import __version__
 from softrod.description import find_robot, load_robot
+from softrod.planning._closed_loop import (
+    ClosedLoopConfig,
+    ClosedLoopExecution,
+    execute_closed_loop,
+)
 from softrod.planning._env import EnvironmentSpec, Obstacles, load_environment
 from softrod.planning._forward import ForwardModel, NetworkForward, NoLoadForward
 from softrod.planning._network import (
@@ -53,6 +58,7 @@ __all__ = [
     "PSI",
     "prepare_models",
     "execute_plan",
+    "execute_plan_closed_loop",
     "plan_environment",
     "query_speed",
     "run_benchmark",
@@ -103,6 +109,8 @@ class BenchmarkConfig:
     """Seed of test configurations and planners."""
     trials: int = 1
     """Planning trials per environment and model (seeds seed, seed+1, ...)."""
+    closed_loop: ClosedLoopConfig = field(default_factory=ClosedLoopConfig)
+    """Feedback of the closed-loop execution on the ground truth (not part of the cache key)."""
 
     def cache_key(self, arm: PneumaticArm) -> str:
         payload = {
@@ -300,6 +308,40 @@ def _forward(models: Models, kind: str, config: BenchmarkConfig) -> ForwardModel
     raise ValueError(f"model must be 'nn' or 'noload', got {kind!r}")
 
 
+def _start(models: Models, env: EnvironmentSpec) -> np.ndarray:
+    """The environment's start set-points (all vented by default) [Pa]."""
+    arm = models.arm
+    if env.start is None:
+        return np.zeros(arm.n_segments)
+    return arm.check_pressures(np.asarray(env.start, dtype=float), "start")
+
+
+def execute_plan_closed_loop(
+    models: Models, env: EnvironmentSpec, plan: PlanResult, kind: str, config: BenchmarkConfig
+) -> ClosedLoopExecution:
+    """Execute a successful plan of model `kind` on the ground truth with feedback from the
+    measured plates (`softrod.planning.execute_closed_loop`, `config.closed_loop`); the
+    planning model gives the Jacobian and the collision prediction of the corrections."""
+    forward = _forward(models, kind, config)
+    tries = [0]
+
+    def replan(q: np.ndarray, backbone: np.ndarray) -> PlanResult:
+        tries[0] += 1
+        rng = np.random.default_rng([config.seed, tries[0]])
+        return PressureRRTStar(forward, env, config.planner).plan(q, backbone, rng)
+
+    return execute_closed_loop(
+        models.truth,
+        env,
+        plan,
+        _start(models, env),
+        forward,
+        config.closed_loop,
+        config.settle_frames,
+        replan,
+    )
+
+
 def plan_environment(
     models: Models,
     env: EnvironmentSpec,
@@ -308,12 +350,7 @@ def plan_environment(
     seed: int | None = None,
 ) -> tuple[PlanResult, Execution | None]:
     """Plan in one environment with model `kind` ('nn' | 'noload') and execute the plan."""
-    arm = models.arm
-    start = (
-        np.zeros(arm.n_segments)
-        if env.start is None
-        else arm.check_pressures(np.asarray(env.start, dtype=float), "start")
-    )
+    start = _start(models, env)
     measured = models.truth.reset(start)
     planner = PressureRRTStar(_forward(models, kind, config), env, config.planner)
     rng = np.random.default_rng(config.seed if seed is None else seed)
@@ -366,6 +403,7 @@ def run_benchmark(
             ok = [(p, e) for p, e in trials if p.success]
             first = ok[0] if ok else trials[0]
             plan, exe = first
+            closed = execute_plan_closed_loop(models, env, plan, kind, config) if exe else None
             stats = {
                 "success": plan.success,
                 "successes": len(ok),
@@ -390,15 +428,33 @@ def run_benchmark(
                 "predicted_distance_to_goal_m": float(env.goal.distance(plan.predicted[-1, -1]))
                 if plan.success
                 else None,
+                "closed_loop": None
+                if closed is None
+                else {
+                    "distance_to_goal_m": closed.distance_m,
+                    "orientation_to_goal_rad": _finite(closed.orientation_error_rad),
+                    "in_goal": closed.in_goal,
+                    "collision": closed.collision,
+                    "corrections": closed.corrections,
+                    "replans": closed.replans,
+                    "distances_m": [float(d) for d in closed.distances_m],
+                },
             }
             row[kind] = stats
             art[kind] = (plan, exe)
+            art[f"{kind}_closed_loop"] = closed
             say(
                 f"{env.name} [{kind}]: "
                 + (
                     f"plan in {plan.plan_time_s:.1f} s, cost {plan.cost / PSI:.1f} psi, "
                     f"executed {exe.distance_m * 100:.1f} cm from goal"
                     + (", COLLISION" if exe.collision else "")
+                    + (
+                        f"; closed loop {closed.distance_m * 100:.1f} cm"
+                        + (", COLLISION" if closed.collision else "")
+                        if closed
+                        else ""
+                    )
                     if exe
                     else plan.message
                 )
@@ -448,6 +504,13 @@ def run_benchmark(
         )
         if both
         else None,
+        # Within the goal region on the ground truth and without touching an obstacle.
+        "truth_goal_reached_open_loop": _reached(rows, "nn", closed=False),
+        "truth_goal_reached_closed_loop": _reached(rows, "nn", closed=True),
+        "noload_truth_goal_reached_open_loop": _reached(rows, "noload", closed=False),
+        "noload_truth_goal_reached_closed_loop": _reached(rows, "noload", closed=True),
+        "nn_closed_loop_collisions": _closed_collisions(rows, "nn"),
+        "noload_closed_loop_collisions": _closed_collisions(rows, "noload"),
         "nn_collisions": sum(bool(r["collision"]) for r in rows),
         "noload_collisions": sum(bool(r["noload_collision"]) for r in rows),
         "network": {
@@ -462,6 +525,19 @@ def run_benchmark(
         "wall_time_s": time.perf_counter() - t_start,
     }
     return summary, {"models": models, "environments": finals}
+
+
+def _reached(rows: list[dict[str, Any]], kind: str, closed: bool) -> int:
+    """Environments whose `kind` plan ends in the goal region on the truth, collision-free."""
+    n = 0
+    for r in rows:
+        s = r[kind]["closed_loop"] if closed else r[kind]
+        n += bool(s is not None and s["in_goal"] and not s["collision"])
+    return n
+
+
+def _closed_collisions(rows: list[dict[str, Any]], kind: str) -> int:
+    return sum(bool(r[kind]["closed_loop"] and r[kind]["closed_loop"]["collision"]) for r in rows)
 
 
 def write_report(
@@ -530,6 +606,31 @@ def write_report(
         + f"; collisions: network {summary['nn_collisions']}, no load "
         f"{summary['noload_collisions']}.",
         "",
+        "## Closed loop on the ground truth (feedback from the measured plates)",
+        "",
+        "| env | model | open loop [cm] | closed loop [cm] | corrections | collision |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in summary["environments"]:
+        for kind, label in (("noload", "No Load"), ("nn", "Neural Network")):
+            s, c = r[kind], r[kind]["closed_loop"]
+            if c is None:
+                continue
+            lines.append(
+                f"| {r['name']} | {label} | {s['distance_to_goal_m'] * 100:.2f} | "
+                f"{c['distance_to_goal_m'] * 100:.2f} | {c['corrections']} | "
+                + ("Yes" if c["collision"] else "No")
+                + " |"
+            )
+    n_env = len(summary["environments"])
+    lines += [
+        "",
+        f"In the goal region without collision (network plans): open loop "
+        f"{summary['truth_goal_reached_open_loop']}/{n_env}, closed loop "
+        f"{summary['truth_goal_reached_closed_loop']}/{n_env} (no-load plans: "
+        f"{summary['noload_truth_goal_reached_open_loop']}/{n_env} and "
+        f"{summary['noload_truth_goal_reached_closed_loop']}/{n_env}).",
+        "",
         f"![final backbones]({fig_path.name})",
         "",
     ]
@@ -569,6 +670,10 @@ def _figure(artefacts: dict[str, Any], path: Path) -> None:
             nodes = exe.nodes[-1]
             ax.plot(nodes[:, 0], nodes[:, 1], color=color, lw=2.5, alpha=0.8, label=label)
             ax.plot(exe.backbones[-1, :, 0], exe.backbones[-1, :, 1], "o", color=color, ms=2.5)
+        closed = art.get("nn_closed_loop")
+        if closed is not None:
+            nodes = closed.nodes[-1]
+            ax.plot(nodes[:, 0], nodes[:, 1], "--", color="C2", lw=2.0, label="network, closed")
         ax.set_title(env.name, fontsize=10)
         ax.set_aspect("equal")
         ax.set_xlim(-0.15, 0.8)
@@ -577,8 +682,11 @@ def _figure(artefacts: dict[str, Any], path: Path) -> None:
         ax.plot(0, 0, "ks", ms=6)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="lower center", ncol=2)
-    fig.suptitle("Final backbones on the ground truth (blue: network plan, red: no-load plan)")
+        fig.legend(handles, labels, loc="lower center", ncol=3)
+    fig.suptitle(
+        "Final backbones on the ground truth (blue: network plan, red: no-load plan, "
+        "green: network plan closed loop)"
+    )
     fig.tight_layout(rect=(0, 0.04, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
