@@ -90,9 +90,16 @@ def test_sequences_match_solve_static_at_every_step(robot, method, name):
         assert np.abs(hist.positions[k] - exact.positions).max() < STEP_TOL
 
 
-def test_unknown_input_names_the_new_keys(robot):
+def test_input_keys_and_constant_matrices(robot):
+    """The new keys are named in the unknown-key error and checked like `solve_static`'s; a
+    constant (3, 3) base rotation is one value (before, its 3 rows counted as 3 steps:
+    "input 'pressures' has 2 steps, expected 3")."""
     sim = QuasiStaticSim(robot)
     with pytest.raises(ValueError, match="unknown input 'pressure'.*'pressures'.*'field_gradient'"):
         sim.step(pressure=[1.0])
     with pytest.raises(ValueError, match=r"pressures must have 1 values?, got 2"):
         sim.step(pressures=[1.0, 2.0])
+    hist = QuasiStaticSim(robot, record_shape=False).run(
+        {"pressures": PRESSURES[:2], "base_rotation": np.eye(3)}
+    )
+    assert hist.t.shape == (2,) and hist.converged.all()
