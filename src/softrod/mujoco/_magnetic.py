@@ -244,6 +244,9 @@ class MagneticField:
         points = data.xpos[self.dipole_body] + np.einsum("nij,nj->ni", rot, self.dipole_point)
         torques = np.cross(m_world, self.field)
         forces = m_world @ self.field_gradient  # (grad B)^T m, row by row
+        if not self.n_sources:
+            empty = np.zeros((0, self.n_dipoles, 3))
+            return points, forces, torques, empty, empty
         # Each source's field at the dipoles' current positions: torque m x B, force G^T m.
         fields, grads = self.source_fields(model, data, points)
         src_torques = np.cross(m_world[None], fields)
