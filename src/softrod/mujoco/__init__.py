@@ -38,7 +38,7 @@ from softrod.mujoco._equilibrium import (  # noqa: E402
 )
 from softrod.mujoco._kinematic_body import KinematicRod  # noqa: E402
 from softrod.mujoco._layout import ChainLayout, chain_layout, first_mode_frequency, split_links  # noqa: E402
-from softrod.mujoco._magnetic import MagneticField  # noqa: E402
+from softrod.mujoco._magnetic import FieldSource, MagneticField, point_dipole_field  # noqa: E402
 from softrod.mujoco._options import MAX_LINKS, MujocoOptions  # noqa: E402
 from softrod.mujoco._render import Renderer, render_image, render_video  # noqa: E402
 from softrod.mujoco._tendon_friction import TendonFriction, friction_sequence  # noqa: E402
@@ -52,6 +52,7 @@ __all__ = [
     "ChainInfo",
     "ChainLayout",
     "EquilibriumResult",
+    "FieldSource",
     "KinematicRod",
     "MagneticField",
     "MujocoOptions",
@@ -67,6 +68,7 @@ __all__ = [
     "configure_spec",
     "first_mode_frequency",
     "friction_sequence",
+    "point_dipole_field",
     "render_image",
     "render_video",
     "resolve_options",

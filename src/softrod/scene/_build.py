@@ -28,6 +28,7 @@ from softrod.mujoco import (
     CONTYPE_OBJECT,
     OBJECT_AFFINITY,
     ChainInfo,
+    FieldSource,
     MagneticField,
     add_robot,
     resolve_options,
@@ -67,9 +68,9 @@ class Scene:
     robots : soft robots by name (ChainInfo); rigid : rigid robots by name (RigidInfo).
     ctrl_index : actuator indices into data.ctrl per robot name (soft robots: tendons, then
     chamber pressures).
-    magnetic : the scene's MagneticField (None without `magnetic_field`); `apply_keyframes`
-    sets and applies it, so everything that steps a scene (`step`, `softrod render`, `view`)
-    puts the magnetic loads on.
+    magnetic : the scene's MagneticField (None without `magnetic_field` and `field_sources`,
+    or without soft robots); `apply_keyframes` sets and applies it, so everything that steps a
+    scene (`step`, `softrod render`, `view`) puts the magnetic loads on.
     """
 
     spec_source: SceneSpec
@@ -271,6 +272,37 @@ def _add_camera(spec: mujoco.MjSpec, cam: CameraEntry, robots: dict[str, ChainIn
     add_camera(spec, cam.name, cam.pos, cam.target, fovy=cam.fovy)
 
 
+#: Colour of a field source's sphere (a magnet's red).
+_SOURCE_RGBA = (0.85, 0.15, 0.12, 1.0)
+
+
+def _field_sources(
+    spec: mujoco.MjSpec, spec_src: SceneSpec, rigid: dict[str, RigidInfo]
+) -> list[FieldSource]:
+    """The scene's field sources on their bodies (a rigid robot's name is its flange), each
+    drawn as a sphere site `field_source_<i>` of its radius; SceneError naming
+    `field_sources[i].body` for a body the scene does not have."""
+    out: list[FieldSource] = []
+    for i, src in enumerate(spec_src.field_sources):
+        name = rigid[src.body].flange if src.body in rigid else src.body
+        body = spec.worldbody if name == "world" else spec.body(name)
+        if body is None:
+            raise SceneError(
+                f"field_sources[{i}].body {src.body!r} is not a body of this scene (a rigid "
+                "robot's bodies are named '<robot>/<body>')"
+            )
+        # A site: drawn, massless, no contact.
+        body.add_site(
+            name=f"field_source_{i}",
+            type=mujoco.mjtGeom.mjGEOM_SPHERE,
+            size=[max(src.radius, 1e-3), 0, 0],
+            pos=list(src.position),
+            rgba=list(_SOURCE_RGBA),
+        )
+        out.append(FieldSource(name, src.position, src.moment, src.radius))
+    return out
+
+
 def build_scene(
     source: str | Path | dict[str, Any] | SceneSpec, base_dir: str | Path | None = None
 ) -> Scene:
@@ -352,6 +384,7 @@ def build_scene(
 
     for obj in spec_src.objects:
         _add_object(spec, obj)
+    sources = _field_sources(spec, spec_src, rigid)
     cameras = []
     for cam in spec_src.cameras:
         _add_camera(spec, cam, robots)
@@ -370,11 +403,11 @@ def build_scene(
     for name, rinfo in rigid.items():
         ctrl_index[name] = np.array([model.actuator(a).id for a in rinfo.actuators], dtype=int)
     scene = Scene(spec_src, spec, model, data, robots, rigid, ctrl_index, cameras)
-    if spec_src.magnetic_field is not None and robots:
+    if (spec_src.magnetic_field is not None or sources) and robots:
         try:
-            scene.magnetic = MagneticField(model, list(robots.values()))
+            scene.magnetic = MagneticField(model, list(robots.values()), field_sources=sources)
         except ValueError as exc:
-            raise SceneError(f"magnetic_field: {exc}") from None
+            raise SceneError(_magnetic_error(exc)) from None
 
     # Initial state: rigid robots at home (or qpos), soft robots at their tensions.
     for entry in spec_src.rigid_robots:
@@ -390,9 +423,21 @@ def build_scene(
                 scene.set_controls(soft.name, soft.tensions)
             except ValueError as exc:
                 raise SceneError(f"robots[{i}].tensions: {exc}") from None
-    scene.apply_keyframes(0.0)
+    try:
+        scene.apply_keyframes(0.0)
+    except ValueError as exc:
+        # A robot magnet inside a field source at the start is a scene error.
+        if not str(exc).startswith("field_sources"):
+            raise
+        raise SceneError(str(exc)) from None
     mujoco.mj_forward(model, data)
     return scene
+
+
+def _magnetic_error(exc: ValueError) -> str:
+    """A MagneticField error as a scene error: a source's names its entry already."""
+    msg = str(exc)
+    return msg if msg.startswith("field_sources") else f"magnetic_field: {msg}"
 
 
 def load_scene(path: str | Path) -> Scene:

@@ -18,6 +18,8 @@ cameras:
   - {name: tipcam, attach: tdcr}      # looks along the backbone from the tip
 magnetic_field:                       # optional: a uniform field on the robots' magnets
   {field: [0.02, 0, 0], rotation_axis: [0, 1, 0], rotation_rate: 0.5}
+field_sources:                        # optional: point-dipole magnets / coils on rigid bodies
+  - {body: panda, position: [0, 0, 0.03], moment: [20, 0, 0]}   # panda: its flange
 keyframes:                            # controls, linearly interpolated in time
   - {time: 0.0, controls: {tdcr: [0, 0, 0, 0, 0, 0, 0, 0, 0]}}
   - {time: 2.0, controls: {tdcr: [2, 0, 0, 1.5, 0, 0, 1, 0, 0]}}
@@ -48,6 +50,7 @@ __all__ = [
     "CameraEntry",
     "Keyframe",
     "MagneticFieldEntry",
+    "FieldSourceEntry",
     "load_scene_spec",
 ]
 
@@ -248,6 +251,41 @@ class MagneticFieldEntry(Spec):
         return self
 
 
+class FieldSourceEntry(Spec):
+    """A permanent magnet (or a coil) on a rigid body or the world, as a point dipole.
+
+    Its field B(x) = mu0 / (4 pi) (3 rhat (rhat . m) - m) / |r|^3 and exact gradient are
+    evaluated at each robot dipole's current position from the body's current pose, added to
+    `magnetic_field`, and give the torque m x B and force (grad B)^T m on the robots' magnets
+    (the reaction goes on the body). A coil: moment = N I A n (turns, current [A], area
+    [m^2], axis), valid in its far field. The point-dipole model holds at distances beyond
+    about 2x the magnet's size.
+    """
+
+    body: str = Field(
+        default="world",
+        description="'world', a rigid robot's name (its flange), an object's name, or a body "
+        "of a rigid robot by its MuJoCo name (e.g. 'arm/link5').",
+    )
+    position: Vec3 = Field(default=(0.0, 0.0, 0.0), description="Centre in the body frame [m].")
+    moment: Vec3 = Field(description="Dipole moment in the body frame [A m^2].")
+    radius: float = Field(
+        default=0.005,
+        description="Magnet (or coil) radius [m]: drawn as a sphere; a robot magnet within "
+        "it is an error (it would sit inside the source).",
+    )
+
+    @model_validator(mode="after")
+    def _check_source(self) -> FieldSourceEntry:
+        for key in ("position", "moment"):
+            value = getattr(self, key)
+            if not all(math.isfinite(v) for v in value):
+                raise ValueError(f"{key} must be finite, got {list(value)}")
+        if not (math.isfinite(self.radius) and self.radius >= 0):
+            raise ValueError(f"radius must be >= 0 [m], got {self.radius}")
+        return self
+
+
 class SceneSpec(Spec):
     """Everything in one MuJoCo scene."""
 
@@ -271,6 +309,11 @@ class SceneSpec(Spec):
     keyframes: list[Keyframe] = Field(default_factory=list)
     magnetic_field: MagneticFieldEntry | None = Field(
         default=None, description="A uniform field on every soft robot's magnets."
+    )
+    field_sources: list[FieldSourceEntry] = Field(
+        default_factory=list,
+        description="Point-dipole magnets or coils on rigid bodies (or the world) acting on "
+        "every soft robot's magnets, with the uniform field.",
     )
 
     @model_validator(mode="after")
@@ -315,6 +358,20 @@ class SceneSpec(Spec):
                         f"keyframes[{i}].controls: {key!r} is not a robot of this scene "
                         f"(robots: {sorted(names)})"
                     )
+        objects = {o.name for o in self.objects}
+        for i, src in enumerate(self.field_sources):
+            owner = src.body.split("/", 1)[0]
+            if owner in soft:
+                raise ValueError(
+                    f"field_sources[{i}].body {src.body!r} is a soft robot's body; a field "
+                    "source rides on the world, a rigid robot or an object"
+                )
+            if src.body != "world" and owner not in rigid | objects:
+                raise ValueError(
+                    f"field_sources[{i}].body {src.body!r} is not a rigid body of this scene "
+                    f"('world', rigid robots: {sorted(rigid) or 'none'}, objects: "
+                    f"{sorted(objects) or 'none'}, or a rigid robot's body as 'arm/link5')"
+                )
         return self
 
 

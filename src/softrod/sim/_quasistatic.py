@@ -1,9 +1,9 @@
 """Quasi-static time simulation: a sequence of static equilibria under time-varying inputs.
 
-Each step solves the rod for that instant's inputs (tendon tensions or lengths, segment
-extensions, base pose, external loads), either with warm-started shooting (exact at every
-step) or with one SoftManiSim observer update per step (ALGORITHMS.md A.2), and records the
-shape history.
+Each step solves the rod for that instant's inputs (tendon tensions or lengths, chamber
+pressures, moment-actuator inputs, a magnetic field and its gradient, segment extensions, base
+pose, external loads), either with warm-started shooting (exact at every step) or with one
+SoftManiSim observer update per step (ALGORITHMS.md A.2), and records the shape history.
 """
 
 from __future__ import annotations
@@ -47,8 +47,14 @@ _INPUT_KEYS = (
     "base_rotation",
     "base_quaternion",
     "extensions",
+    "pressures",
+    "moments",
+    "field",
+    "field_gradient",
 )
 _INPUT_SET = frozenset(_INPUT_KEYS)
+#: Inputs whose constant value is a matrix: a time series of them has 3 dimensions.
+_MATRIX_INPUTS = frozenset({"base_rotation", "field_gradient"})
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,8 @@ class QuasiStaticSim:
         self._obs: ObserverState | None = None
         #: The last step's tip in its base frame [m] (the step rule's reference).
         self._tip: np.ndarray | None = None
+        #: The last StaticResult of an observer step under a field gradient (or a re-solve).
+        self._last: StaticResult | None = None
         #: What the last step reports beyond its outputs ("" when it converged plainly).
         self.message = ""
 
@@ -203,8 +211,14 @@ class QuasiStaticSim:
 
         Keys: tensions (n_t,) [N] or lengths (n_t,) [m]; tip_force, tip_moment,
         distributed_force, gravity (3,); base_position (3,) [m] and base_rotation (3, 3) or
-        base_quaternion (4,); extensions (n_seg,) [m]. Returns (tip (3,), positions (n, 3) or
-        None, tensions (n_t,), residual, converged).
+        base_quaternion (4,); extensions (n_seg,) [m]; pressures (n_c,) [Pa], moments
+        (n_moments,) [-], field (3,) [T] and field_gradient (3, 3) [T/m] as in `solve_static`
+        (docs/actuators.md). Returns (tip (3,), positions (n, 3) or None, tensions (n_t,),
+        residual, converged).
+
+        The observer takes pressures, moments and a uniform field in its update; a nonzero
+        field_gradient (whose forces follow the shape) runs `solve_static(method="observer")`,
+        which holds the forces at the last shape and repeats updates until they settle.
         """
         if not _INPUT_SET.issuperset(inputs):
             unknown = set(inputs) - _INPUT_SET
@@ -244,7 +258,10 @@ class QuasiStaticSim:
     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
         """One observer update; a tip jump beyond the step rule is re-solved by shooting."""
         inp = check_inputs(model, **inputs)
-        self._obs, Y, _, tau, res, ok = observer_update(model, inp, self._obs, self.gains)
+        if model.is_magnetic and inp.field_gradient.any():
+            Y, tau, res, ok = self._held_gradient_update(model, inputs)
+        else:
+            self._obs, Y, _, tau, res, ok = observer_update(model, inp, self._obs, self.gains)
         if not ok:
             self._obs = None
             self.message = "observer update failed: the integration produced non-finite values"
@@ -270,6 +287,7 @@ class QuasiStaticSim:
             f"more than the step rule allows ({self.gains.max_tip_move:g} L = "
             f"{1e3 * bound:.1f} mm: a branch jump)"
         )
+        self._last = sol
         if sol.success:
             self._obs = ObserverState.from_result(model, sol, self.gains)
             self.message = f"{what}; re-solved by shooting from rest, the observer restarts there"
@@ -284,17 +302,38 @@ class QuasiStaticSim:
             sol.success,
         )
 
+    def _held_gradient_update(
+        self, model: RodModel, inputs: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray, float, bool]:
+        """Observer updates under a field gradient: `observer_update` cannot follow its forces,
+        so each update is a `solve_static(method="observer")` call, which holds them at the
+        last shape; up to `gains.max_updates` of them while the residual exceeds rtol (a cold
+        start has the observer's default gains). Returns (Y[:, :3] (n, 3), tensions,
+        residual, ok)."""
+        # The last result carries the shape; its observer state is the one carried on since.
+        guess = self._last
+        if guess is not None and guess.warm is not None and self._obs is not None:
+            guess = dataclasses.replace(
+                guess, warm=dataclasses.replace(guess.warm, observer=self._obs)
+            )
+        for _ in range(self.gains.max_updates):
+            sol = solve_static(model, method="observer", guess=guess, rtol=self.rtol, **inputs)
+            guess = sol
+            ok = bool(np.all(np.isfinite(sol.positions)))
+            if not ok or sol.residual <= self.rtol:
+                break
+        self._obs = sol.warm.observer if sol.warm is not None else None
+        self._last = sol
+        return _at_nodes(model, sol), sol.tendon_tension.copy(), sol.residual, ok
+
     def run(
         self, inputs: Mapping[str, Any], n_steps: int | None = None, progress: bool = False
     ) -> QuasiStaticHistory:
         """Run a whole input sequence. Each value is an array with a leading time axis, or a
         constant (broadcast to every step). Returns the recorded history."""
         seq = {k: np.asarray(v, dtype=float) for k, v in inputs.items()}
-        lead = {
-            k: v.shape[0]
-            for k, v in seq.items()
-            if v.ndim >= 2 or (k in ("tensions", "lengths", "extensions") and v.ndim == 2)
-        }
+        # A time axis is one dimension more than the constant's (a vector, or a matrix).
+        lead = {k: v.shape[0] for k, v in seq.items() if v.ndim > (2 if k in _MATRIX_INPUTS else 1)}
         if n_steps is None:
             if not lead:
                 raise ValueError("give n_steps or at least one input with a time axis")
