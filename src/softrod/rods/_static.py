@@ -39,7 +39,10 @@ DEFAULT_RTOL = 1e-10
 #: Newton iterations per (sub)problem before load continuation takes over.
 DEFAULT_MAX_ITER = 30
 #: The gradient-force fixed point stops when the tip moves less than this fraction of the
-#: length between two solves (it contracts by ~ |grad B| |m| L^2 / EI per solve).
+#: length between two solves (it contracts by ~ |grad B| |m| L^2 / EI per solve), or less than
+#: `rtol` L where that is larger: each solve's tip is only known to ~rtol L, so a smaller move
+#: cannot be told from the solves' own error (a 0.1 m catheter stalled 6e-12 m short at the
+#: default rtol and was reported failed although its shape was right).
 _FIXED_POINT_TOL = 1e-12
 _FIXED_POINT_MAX_ITER = 50
 
@@ -201,7 +204,7 @@ def _solve_within_budget(
 
     if kmodel.is_magnetic and kinp.field_gradient.any():
         # Gradient forces depend on the shape: held at it, re-solved until the tip settles.
-        result = _gradient_fixed_point(kmodel, kinp, guess, solve)
+        result = _gradient_fixed_point(kmodel, kinp, guess, solve, float(rtol))
         if check_stability:
             note = (
                 "; stability not checked: the field gradient's forces on the dipoles follow "
@@ -250,14 +253,15 @@ def _gradient_fixed_point(
     inp: StaticLoads,
     guess: StaticResult | None,
     solve: Callable[[StaticLoads, StaticResult | None], StaticResult],
+    rtol: float = DEFAULT_RTOL,
 ) -> StaticResult:
     """Solve with the gradient forces held at the last shape (`_held_forces`; the first from
     `guess` or the straight robot), warm-started, until the tip moves less than
-    `_FIXED_POINT_TOL` L. The torques follow the shape exactly inside each solve."""
+    max(`_FIXED_POINT_TOL`, rtol) L. The torques follow the shape exactly inside each solve."""
     held = dataclasses.replace(inp, magnet_forces=_held_forces(model, inp, guess))
     result = solve(held, guess)
     nit, nfev = result.nit, result.nfev
-    tol = _FIXED_POINT_TOL * model.total_length
+    tol = max(_FIXED_POINT_TOL, rtol) * model.total_length
     move = np.inf
     for _ in range(_FIXED_POINT_MAX_ITER):
         if not result.success:
