@@ -310,29 +310,35 @@ def friction_sequence(
             f"tension reversal [N], tension control only), got {stick_band!r}"
         )
     model = compile_model(spec)
-    n = len(lengths)
+    ell = np.asarray(lengths, dtype=float)
+    n = len(ell)
     tips = np.empty((n, 3))
     tangents = np.empty((n, 3))
-    ok = np.empty(n, dtype=bool)
+    ok = np.zeros(n, dtype=bool)
     state: FrictionState | None = None
-    for i, ell in enumerate(np.asarray(lengths, dtype=float)):
-        # One row at a time: the row's equilibrium (tip tangent) is in the carried state.
+    row = 0
+    while row < n:
+        # The rows in one sequence (one compiled loop: no stability test, a length-controlled
+        # TDCR row has none to fail); a failed row restarts the next one from rest, as the
+        # frictionless replay does.
         res = solve_sequence(
             model,
-            lengths=ell[None, :],
+            lengths=ell[row:],
             mu=mu,
             stick_band=0.0,
             state=state,
             friction_tol=REPLAY_FRICTION_TOL,
+            check_stability=False,
         )
-        state = res.state
-        ok[i] = bool(res.success[0])
-        tips[i] = res.tip_position[0]
-        last = state.result
-        tangents[i] = np.asarray(last.tip_rotation)[:, 2] if last is not None else np.nan
-        if not ok[i]:
-            # A failed row restarts the next one from rest (as the frictionless replay does).
-            state = None
+        bad = np.flatnonzero(~res.success)
+        end = row + (int(bad[0]) + 1 if bad.size else len(res.success))
+        k = end - row
+        tips[row:end] = res.tip_position[:k]
+        assert res.tip_rotation is not None
+        tangents[row:end] = res.tip_rotation[:k, :, 2]
+        ok[row:end] = res.success[:k]
+        state = res.state if not bad.size else None
+        row = end
     return tips, tangents, ok
 
 
