@@ -165,11 +165,11 @@ def test_fit_with_tension_backlash_writes_it(
 def test_fit_friction_hole_wrap_and_tension_play_together(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Issue 15 item 3 through the CLI on a short train file (48 rows, every 12th fitted, one
+    # Issue 15 item 3 through the CLI on a short train file (25 rows, every 12th fitted, one
     # evaluation): capstan friction with the holes' own wrap and the tension play fitted
     # together, written to one file that replays through both (and through the friction alone).
     with recording_path("ftdcr_v4", "train").open(newline="") as fh:
-        rows = list(csv.reader(fh))[:49]
+        rows = list(csv.reader(fh))[:26]
     train = tmp_path / "train_short.csv"
     with train.open("w", newline="") as fh:
         csv.writer(fh).writerows(rows)
