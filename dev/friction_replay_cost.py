@@ -1,43 +1,56 @@
-"""Cost of the friction fixed point on the hardware replay's length-controlled rows.
+"""Cost of the hardware replay with tendon friction: `softrod hardware replay` of a whole val file.
 
-    PYTHONPATH=src python dev/friction_replay_cost.py [ROWS] [MU]
+    PYTHONPATH=src python dev/friction_replay_cost.py [MU] [--save TIPS.npy] [--against TIPS.npy]
 
-The first ROWS (default 120) rows of the ftdcr_v4 val recording as commanded lengths of the
-authors' robot (`initial_params`, no fit), solved as one `solve_sequence` at friction MU
-(default 0.1) for several `friction_tol`; prints the fixed-point solves per row, the CPU time
-and the largest tip difference to a 1e-12 solution, then the frictionless time.
+The ftdcr_v4 val recording (443 rows) replayed through the authors' robot (`initial_params`, no
+fit) with a `tendon_friction: {mu: MU}` block (default 0.1), as `softrod hardware replay
+FITTED --data VAL.csv` does (`replay_recording`): one warm-up replay (numba loads or compiles
+its kernels), then three timed ones; prints the best CPU and wall time of a replay [s] and the
+load average. `--save` writes the tips [m] (443, 3); `--against` prints the largest tip
+difference [m] to tips saved by another tree (pair it with main: run both trees in one batch).
+Works on any tree that has `softrod hardware replay` (it uses only its public pieces).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from softrod.rods import compile_model, solve_sequence, solve_static
-from softrod.validate import read_recording, recording_path
-from softrod.validate._hardware import _commanded, calibrated_robot, initial_params
+from softrod.description import load_robot
+from softrod.validate import read_recording, recording_path, replay_recording
+from softrod.validate._hardware import calibrated_robot, initial_params
 
-rows = int(sys.argv[1]) if len(sys.argv) > 1 else 120
-mu = float(sys.argv[2]) if len(sys.argv) > 2 else 0.1
-spec = calibrated_robot("ftdcr_v4", initial_params("ftdcr_v4"))
-assert spec.calibration is not None
-rec = read_recording(recording_path("ftdcr_v4", "val"))
-model = compile_model(spec)
-rest = np.asarray(solve_static(model, tensions=np.zeros(spec.n_tendons)).tendon_length)
-lengths = _commanded(spec, spec.calibration, rest, rec.displacement[:rows])
-solve_sequence(model, lengths=lengths[:3], mu=mu)  # load the kernels
-ref = solve_sequence(model, lengths=lengths, mu=mu, friction_tol=1e-12).tip_position
-for tol in (1e-10, 1e-8, 1e-6):
-    t0 = time.process_time()
-    seq = solve_sequence(model, lengths=lengths, mu=mu, friction_tol=tol)
-    cpu = time.process_time() - t0
+args = sys.argv[1:]
+save = args[args.index("--save") + 1] if "--save" in args else None
+against = args[args.index("--against") + 1] if "--against" in args else None
+plain = [a for i, a in enumerate(args) if not a.startswith("--") and args[i - 1][:2] != "--"]
+mu = float(plain[0]) if plain else 0.1
+val = recording_path("ftdcr_v4", "val")
+columns = list(read_recording(recording_path("ftdcr_v4", "train")).servo_columns)
+spec = calibrated_robot("ftdcr_v4", initial_params("ftdcr_v4"), servo_columns=columns)
+with tempfile.TemporaryDirectory() as tmp:
+    fitted = Path(tmp) / "fitted.yaml"
+    load_robot({**spec.to_dict(), "tendon_friction": {"mu": mu, "stick_band": 0.0}}).to_yaml(fitted)
+    replay_recording(fitted, val)  # load (or compile) the kernels
+    best_cpu, best_wall = np.inf, np.inf
+    for _ in range(3):
+        t0, c0 = time.perf_counter(), time.process_time()
+        rep = replay_recording(fitted, val)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+        best_wall = min(best_wall, time.perf_counter() - t0)
+print(
+    f"friction_replay_cost: {rep.tip.shape[0]} rows at mu {mu:g}: best of 3 replays "
+    f"{best_cpu:.2f} s CPU, {best_wall:.2f} s wall (load average {os.getloadavg()[0]:.1f}), "
+    f"converged {rep.ok.mean():.3f}"
+)
+if save:
+    np.save(save, rep.tip)
+if against:
     print(
-        f"friction_replay_cost.tol_{tol:g}: {seq.friction_iterations.mean():.2f} solves/row, "
-        f"{1e3 * cpu / rows:.2f} ms/row CPU, tip vs 1e-12 "
-        f"{np.abs(seq.tip_position - ref).max():.1e} m, success {seq.success.mean():.3f}"
+        f"friction_replay_cost: tip vs {against}: {np.abs(rep.tip - np.load(against)).max():.1e} m"
     )
-t0 = time.process_time()
-solve_sequence(model, lengths=lengths, mu=0.0)
-print(f"friction_replay_cost.mu_0: {1e3 * (time.process_time() - t0) / rows:.2f} ms/row CPU")

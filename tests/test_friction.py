@@ -219,6 +219,47 @@ def test_length_control_with_friction_runs_a_loop():
     assert np.linalg.norm(seq.tip_position[-1] - seq.tip_position[0]) < IDENTITY_TOL_M
 
 
+#: The compiled loop (check_stability=False) and the per-step solver stop on the same tests
+#: (residual 1e-10, scale change 1e-10) from different iterates: their tips agree to ~1e-11 m.
+COMPILED_TOL_M = 1e-9
+
+
+@pytest.mark.parametrize("control", ["lengths", "tensions"])
+def test_compiled_loop_is_the_per_step_solver(control):
+    # Pull, a small reversal inside the stick band (tensions), release: the state after each
+    # row (profile, command, direction) and the tips of both paths agree; a sequence continued
+    # from a compiled state agrees with the whole one.
+    model = compile_model(_robot(1))
+    if control == "lengths":
+        rows = np.tile(model.tendon_rest_length, (7, 1))
+        rows[:, 0] -= [0.0, 2e-4, 4e-4, 6e-4, 5e-4, 2e-4, 0.0]
+        rows[:, 1] -= [0.0, 0.0, 1e-4, 1e-4, 3e-4, 0.0, 0.0]
+        extra: dict = {}
+    else:
+        rows = np.zeros((7, 3))
+        rows[:, 0] = [0.5, 1.5, 2.5, 2.4, 1.5, 0.5, 0.0]
+        rows[:, 1] = [0.0, 0.3, 0.3, 0.3, 0.8, 0.0, 0.0]
+        extra = {"stick_band": 0.2}
+    kw = {control: rows, "mu": 0.2, **extra}
+    ref = solve_sequence(model, **kw)
+    fast = solve_sequence(model, check_stability=False, shapes=True, **kw)
+    assert ref.success.all() and fast.success.all(), fast.message
+    assert np.abs(fast.tip_position - ref.tip_position).max() < COMPILED_TOL_M
+    assert fast.positions is not None and fast.tip_rotation is not None
+    assert np.abs(fast.positions[:, -1] - fast.tip_position).max() == 0.0
+    assert np.abs(fast.tip_rotation - ref.tip_rotation).max() < COMPILED_TOL_M / 0.06
+    assert np.abs(fast.tip_tension - ref.tip_tension).max() < 1e-6
+    assert np.abs(fast.state.tension - ref.state.tension).max() < 1e-6
+    assert np.array_equal(fast.state.direction, ref.state.direction)
+    assert np.array_equal(fast.state.command, ref.state.command)
+    head = solve_sequence(model, check_stability=False, **{**kw, control: rows[:3]})
+    tail = solve_sequence(
+        model, check_stability=False, state=head.state, **{**kw, control: rows[3:]}
+    )
+    joined = np.concatenate([head.tip_position, tail.tip_position])
+    assert np.abs(joined - ref.tip_position).max() < COMPILED_TOL_M
+
+
 def test_hole_wrap_holds_a_residual_bend_at_the_straight_command():
     # Three equal tensions hold the robot straight. Pull tendon 0 (at +x) and return: the
     # shape's own wrap vanishes on the way back to straight, so plain capstan friction returns

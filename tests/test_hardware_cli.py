@@ -321,6 +321,10 @@ def test_validate_hardware_study_keys(tmp_path: Path) -> None:
     lo, hi = m["mean_ci_mm"]
     assert lo <= m["mean_mm"] <= hi
     assert math.isfinite(m["pulling_mean_mm"]) and math.isfinite(m["releasing_mean_mm"])
-    assert load_robot(e["fitted_description"]).calibration is not None
+    cal = load_robot(e["fitted_description"]).calibration
+    assert cal is not None
+    # The validation fits and replays the tension play (friction behind a compliance).
+    assert cal.backlash_per_tension == e["params"]["backlash_per_tension_m_per_N"] > 0.0
+    assert e["standard_errors"] is None or "backlash_per_tension_m_per_N" in e["standard_errors"]
     assert (tmp_path / "hardware_ftdcr_v4_loops.png").is_file()
     assert obj["val_mean_tip_error_mm"]["ftdcr_v4"]["static"] == m["mean_mm"]

@@ -160,3 +160,43 @@ def test_fit_with_tension_backlash_writes_it(
     assert yaml.safe_load(out.read_text())["calibration"]["backlash_per_tension"] == beta
     se = fit["standard_errors"]
     assert se is None or "backlash_per_tension_m_per_N" in se
+
+
+def test_fit_friction_hole_wrap_and_tension_play_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 15 item 3 through the CLI on a short train file (25 rows, every 12th fitted, one
+    # evaluation): capstan friction with the holes' own wrap and the tension play fitted
+    # together, written to one file that replays through both (and through the friction alone).
+    with recording_path("ftdcr_v4", "train").open(newline="") as fh:
+        rows = list(csv.reader(fh))[:26]
+    train = tmp_path / "train_short.csv"
+    with train.open("w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    out = tmp_path / "fitted.yaml"
+    code = main(
+        ["hardware", "fit", "ftdcr_v4", "--data", str(train), "-o", str(out), "--json",
+         "--stride", "12", "--max-nfev", "1", "--friction", "--hole-wrap", "--tension-backlash"]
+    )  # fmt: skip
+    assert code == 0
+    fit = json.loads(capsys.readouterr().out)
+    assert set(fit["friction"]) == {"mu", "stick_band", "hole_wrap"}
+    beta = fit["params"]["backlash_per_tension_m_per_N"]
+    assert beta > 0.0
+    se = fit["standard_errors"]
+    assert se is None or {"mu", "hole_wrap_rad", "backlash_per_tension_m_per_N"} <= set(se)
+    data = yaml.safe_load(out.read_text())
+    assert data["tendon_friction"]["hole_wrap"] == pytest.approx(fit["friction"]["hole_wrap"])
+    assert data["calibration"]["backlash_per_tension"] == beta
+    short = _short(tmp_path)
+    assert main(["hardware", "replay", str(out), "--data", str(short), "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert both["converged_fraction"] == 1.0 and both["friction"]["hole_wrap"] > 0.0
+    # The same file without the play replays through friction_sequence: other tips.
+    data["calibration"]["backlash_per_tension"] = 0.0
+    alone = tmp_path / "friction_only.yaml"
+    alone.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["hardware", "replay", str(alone), "--data", str(short), "--json"]) == 0
+    fric = json.loads(capsys.readouterr().out)
+    assert fric["converged_fraction"] == 1.0
+    assert np.abs(np.array(fric["tip_mm"]) - np.array(both["tip_mm"])).max() > 1e-6

@@ -34,12 +34,14 @@ import numpy as np
 from numba import njit
 
 from softrod.description import RobotSpec
-from softrod.rods._inputs import StaticLoads, check_inputs
+from softrod.rods._inputs import StaticLoads, _problem, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
+from softrod.rods._shooting import result_at
 from softrod.rods._stability import stable_equilibrium
 from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL
+from softrod.rods._static_kernels import _evaluate, _residual
 
 __all__ = [
     "DEFAULT_FRICTION_TOL",
@@ -56,6 +58,17 @@ DEFAULT_FRICTION_TOL = 1e-10
 #: Fixed-point solves per step before the step is reported as not converged (the map contracts
 #: by ~mu times the wrap angle's sensitivity to the tension: a few iterations at mu <= 0.3).
 DEFAULT_FRICTION_MAX_ITER = 100
+#: Newton step (in scaled unknowns) above which the compiled loop hands a row to `_step`
+#: (continuation): the direct Newton solve's bound (`_shooting._DIRECT_STEP_BOUND`), so a jump is
+#: never taken blindly.
+_STEP_BOUND = 4.0
+#: The compiled loop moves the tension scale once the Newton residual (scaled) is below this
+#: fraction of the scale's change, and asks for a new Jacobian when a chord step reduced the
+#: residual by less than `_CHORD_RATIO`.
+_INNER_RATIO = 1e-1
+_CHORD_RATIO = 0.1
+#: Iterates the Anderson mixing of the tension scale remembers (`_anderson_out`).
+_ANDERSON_DEPTH = 4
 #: Status of a step whose friction fixed point did not converge in the iterations allowed.
 FRICTION_STATUS = 20
 
@@ -93,8 +106,10 @@ class SequenceResult:
     (T,) str. tendon_tension : (T, n_t) base tension of each tendon [N] (the command under
     tension control, solved under length control; a stuck tendon keeps its last one).
     tip_tension : (T, n_t) tension at each tendon's anchor [N]. friction_iterations : (T,)
-    fixed-point solves per step. positions : (T, n_nodes, 3) [m] when `shapes=True`, else None.
+    fixed-point solves per step (the compiled loop: its interleaved Newton / fixed-point
+    iterations). positions : (T, n_nodes, 3) [m] when `shapes=True`, else None.
     state : the friction state after the last step (`solve_sequence(..., state=state)`).
+    tip_rotation : (T, 3, 3) the tip's section frame (columns: body axes in the world).
     """
 
     tip_position: np.ndarray
@@ -106,6 +121,7 @@ class SequenceResult:
     friction_iterations: np.ndarray
     positions: np.ndarray | None
     state: FrictionState
+    tip_rotation: np.ndarray | None = None
 
 
 def tendon_wrap(model: RodModel, positions: np.ndarray, rotations: np.ndarray) -> np.ndarray:
@@ -206,6 +222,360 @@ def _wrap_angles(positions, rotations, tendon_r, hole_node, n_hole, theta_out):
                 d0, d1, d2 = q[0], q[1], q[2]
                 h += 1
             theta_out[k, i] = cum if k < anchor else 0.0
+
+
+@njit(cache=True)
+def _wrap_states(Y, tendon_r, hole_node, n_hole, baseline, theta_out):
+    """`_wrap_angles` read from the integrated states Y (n_nodes, >= 12) of `_integrate`
+    (p, then R row-major), plus the holes' own wrap `baseline` (n_steps, n_t) [rad]."""
+    n_steps, n_t = theta_out.shape
+    for i in range(n_t):
+        r0, r1, r2 = tendon_r[i, 0], tendon_r[i, 1], tendon_r[i, 2]
+        # The tendon arrives at the base hole along the base's z axis (R[:, 2]).
+        d0, d1, d2 = Y[0, 5], Y[0, 8], Y[0, 11]
+        anchor = hole_node[i, n_hole[i]]
+        cum = 0.0
+        h = 0
+        q0 = q1 = q2 = 0.0
+        for k in range(n_steps):
+            # Add the wrap at every hole the tendon has passed by step k.
+            while h < n_hole[i] and hole_node[i, h] <= k:
+                a, b = hole_node[i, h], hole_node[i, h + 1]
+                q0 = Y[b, 0] + Y[b, 3] * r0 + Y[b, 4] * r1 + Y[b, 5] * r2
+                q0 -= Y[a, 0] + Y[a, 3] * r0 + Y[a, 4] * r1 + Y[a, 5] * r2
+                q1 = Y[b, 1] + Y[b, 6] * r0 + Y[b, 7] * r1 + Y[b, 8] * r2
+                q1 -= Y[a, 1] + Y[a, 6] * r0 + Y[a, 7] * r1 + Y[a, 8] * r2
+                q2 = Y[b, 2] + Y[b, 9] * r0 + Y[b, 10] * r1 + Y[b, 11] * r2
+                q2 -= Y[a, 2] + Y[a, 9] * r0 + Y[a, 10] * r1 + Y[a, 11] * r2
+                c0 = d1 * q2 - d2 * q1
+                c1 = d2 * q0 - d0 * q2
+                c2 = d0 * q1 - d1 * q0
+                cum += math.atan2(
+                    math.sqrt(c0 * c0 + c1 * c1 + c2 * c2), d0 * q0 + d1 * q1 + d2 * q2
+                )
+                d0, d1, d2 = q0, q1, q2
+                h += 1
+            theta_out[k, i] = (cum if k < anchor else 0.0) + baseline[k, i]
+
+
+@njit(cache=True)
+def _scale_out(prev, base, theta, mu, held, scale_out):
+    """`_scale` in place: scale_out (n_steps, n_t) [-] = clamped profile / base tension (the
+    previous profile for a held tendon), 1 where the base tension is 0."""
+    n_steps, n_t = scale_out.shape
+    for i in range(n_t):
+        for k in range(n_steps):
+            if base[i] > 0.0:
+                p = prev[k, i]
+                if not held[i]:
+                    p = min(
+                        max(p, base[i] * math.exp(-mu[i] * theta[k, i])),
+                        base[i] * math.exp(mu[i] * theta[k, i]),
+                    )
+                scale_out[k, i] = p / base[i]
+            else:
+                scale_out[k, i] = 1.0
+
+
+@njit(cache=True)
+def _anderson_out(c, c_new, hist_x, hist_f, x_prev, f_prev, moves):
+    """Anderson mixing (type II) of the fixed point c = C(c), in place on c (N,): residual
+    f = c_new - c; with the differences of the last m = hist_x.shape[0] iterates and residuals
+    (hist_x, hist_f (m, N), a ring written here; x_prev, f_prev (N,) the last pair; moves the
+    number of earlier moves in this row), c <- c + f - (dX + dF) gamma, gamma the least-squares
+    fit of f by dF; plain c <- c_new on the first move. Result clipped at 0."""
+    m = hist_x.shape[0]
+    n = c.shape[0]
+    if moves > 0:
+        slot = (moves - 1) % m
+        for a in range(n):
+            hist_x[slot, a] = c[a] - x_prev[a]
+            hist_f[slot, a] = (c_new[a] - c[a]) - f_prev[a]
+    k = min(moves, m)
+    for a in range(n):
+        x_prev[a] = c[a]
+        f_prev[a] = c_new[a] - c[a]
+    gamma = np.zeros(k)
+    if k > 0:
+        G = np.zeros((k, k))
+        b = np.zeros(k)
+        for p in range(k):
+            for q in range(k):
+                acc = 0.0
+                for a in range(n):
+                    acc += hist_f[p, a] * hist_f[q, a]
+                G[p, q] = acc
+            acc = 0.0
+            for a in range(n):
+                acc += hist_f[p, a] * f_prev[a]
+            b[p] = acc
+        trace = 0.0
+        for p in range(k):
+            trace += G[p, p]
+        if trace > 0.0:
+            # A little Tikhonov regularisation keeps nearly parallel residuals harmless.
+            for p in range(k):
+                G[p, p] += 1e-12 * trace
+            gamma = np.linalg.solve(G, b)
+    for a in range(n):
+        v = c[a] + f_prev[a]
+        for p in range(k):
+            v -= (hist_x[p, a] + hist_f[p, a]) * gamma[p]
+        c[a] = max(v, 0.0)
+
+
+@njit(cache=True)
+def _sequence_rows(
+    commands,
+    length_mode,
+    x,
+    dx,
+    d_cmd,
+    has_change,
+    eff,
+    direction,
+    prof,
+    theta,
+    d_theta,
+    base,
+    geo,
+    ld,
+    bc,
+    hole_node,
+    n_hole,
+    tendon_r,
+    baseline,
+    mu,
+    band,
+    anchor_step,
+    rtol,
+    ftol,
+    max_iter,
+    max_step,
+    tips_out,
+    rotations_out,
+    tension_out,
+    tip_tension_out,
+    iterations_out,
+    positions_out,
+    Y,
+    X,
+):
+    """The rows of `commands` (T, n_t) (lengths [m] or tensions [N]) solved in order, each
+    warm-started from the previous equilibrium, in one compiled loop (`solve_sequence`'s
+    compiled path; the formulation of `_step`).
+
+    Per row: Newton on the shooting unknowns x = (M0 [, tau]) with the tension scale c
+    (`ld[3]`, written in place) frozen, its Jacobian from `_residual` at the row's start (and
+    again when a step contracts the residual by less than `_CHORD_RATIO`), chord steps between
+    on residuals alone (`_evaluate` without sensitivities, a quarter of the cost); a step that
+    does not reduce the residual goes back for a new Jacobian or is halved (`_newton`'s line
+    search). Every evaluation also gives the scale of its own shape (`_wrap_states`,
+    `_scale_out`); once the residual is below `_INNER_RATIO` times the scale's change, c moves
+    (Anderson mixing, `_anderson_out`). The row has converged when max |r| <= rtol and the
+    scale changes by less than ftol: `_step`'s fixed point (an equilibrium under a frozen scale
+    that reproduces itself), reached without solving every intermediate scale to rtol.
+
+    State (in/out, the last equilibrium's): x (n,) unknowns; dx (n,), d_cmd (n_t,), d_theta
+    (n_steps, n_t) their change over the last row and has_change (1,) whether there is one (the
+    length-control predictor); eff (n_t,) effective commands, direction (n_t,) (tension
+    control: stick band); prof (n_steps, n_t) [N] tension profile; theta (n_steps, n_t) [rad]
+    wrap of the last equilibrium (with `baseline`, the holes' own wrap). bc[1] (L_cmd) is
+    written per row. max_step : a Newton step longer than this in scaled unknowns stops the
+    loop (the caller's solver then takes the row: continuation). Outputs per row: tips_out
+    (T, 3), rotations_out (T, 3, 3), tension_out, tip_tension_out (T, n_t), iterations_out (T,),
+    positions_out (T or 0, n_nodes, 3). Y, X: the last state. Returns the rows done (fewer
+    than T when a row fails: non-finite, too long a step, or not converged in max_iter).
+    """
+    n_rows, n_t = commands.shape
+    n = x.shape[0]
+    n_steps = theta.shape[0]
+    ny = 15 + n_t
+    scale = ld[3]
+    M_tip, L_cmd, k_t, m_scale, t_scale = bc
+    z_full = np.empty(ny * (1 + n))
+    z = np.empty(ny)
+    r = np.empty(n)
+    J = np.zeros((n, n))
+    tau = np.zeros(n_t)
+    m0 = np.zeros(3)
+    tb = np.zeros(n_t)  # base tensions the scale is relative to
+    held = np.zeros(n_t, dtype=np.bool_)
+    new = np.empty((n_steps, n_t))
+    x_base = np.empty(n)
+    step = np.zeros(n)
+    hist_x = np.empty((_ANDERSON_DEPTH, n_steps * n_t))
+    hist_f = np.empty((_ANDERSON_DEPTH, n_steps * n_t))
+    x_prev = np.empty(n_steps * n_t)
+    f_prev = np.empty(n_steps * n_t)
+    theta_start = np.empty((n_steps, n_t))
+    x_start = np.empty(n)
+    store = np.bool_(True)
+    for row in range(n_rows):
+        cmd = commands[row]
+        for a in range(n):
+            x_start[a] = x[a]
+        for k in range(n_steps):
+            for i in range(n_t):
+                theta_start[k, i] = theta[k, i]
+        if length_mode:
+            for i in range(n_t):
+                L_cmd[i] = cmd[i]
+                tb[i] = x[3 + i]
+            if has_change[0]:
+                # Extrapolate along the last row's change (a ramp of commands).
+                num = 0.0
+                den = 0.0
+                for i in range(n_t):
+                    num += (cmd[i] - eff[i]) * d_cmd[i]
+                    den += d_cmd[i] * d_cmd[i]
+                ratio = min(max(num / den if den > 0.0 else 0.0, 0.0), 2.0)
+                for a in range(n):
+                    x[a] += ratio * dx[a]
+                for i in range(n_t):
+                    x[3 + i] = max(x[3 + i], 0.0)
+                    tb[i] = x[3 + i]
+                for k in range(n_steps):
+                    for i in range(n_t):
+                        theta[k, i] = max(theta[k, i] + ratio * d_theta[k, i], 0.0)
+        else:
+            # A reversal within the stick band keeps the tendon's profile and command.
+            for i in range(n_t):
+                change = cmd[i] - eff[i]
+                sgn = 1.0 if change > 0.0 else (-1.0 if change < 0.0 else 0.0)
+                held[i] = direction[i] != 0.0 and sgn == -direction[i] and abs(change) < band[i]
+                tau[i] = eff[i] if held[i] else cmd[i]
+                tb[i] = tau[i]
+        _scale_out(prof, tb, theta, mu, held, scale)
+        # Newton with the scale frozen; the scale moves once the residual is small against
+        # the scale's own change (the fixed point of `_step`, one evaluation an iteration).
+        need_jac = True
+        kind = 0  # the last step: 0 none, 1 chord, 2 Newton (Jacobian at its start)
+        alpha = 1.0
+        moves = 0
+        r_last = np.inf
+        it = 0
+        converged = False
+        while it < max_iter:
+            it += 1
+            had_jac = need_jac
+            if need_jac:
+                ok = _residual(x, length_mode, tau, base, geo, ld, bc, store, Y, X, z_full, r, J)
+            else:
+                # The residual alone (no sensitivities): a chord step on the last Jacobian.
+                for a in range(3):
+                    m0[a] = x[a]
+                if length_mode:
+                    for i in range(n_t):
+                        tau[i] = x[3 + i]
+                ok = _evaluate(m0, tau, 0, base, geo, ld, store, Y, X, z)
+                for a in range(3):
+                    r[a] = (z[12 + a] - M_tip[a]) / m_scale
+                if length_mode:
+                    for j in range(n_t):
+                        stretch = max(Y[-1, 15 + j] - L_cmd[j], 0.0)
+                        r[3 + j] = (x[3 + j] - k_t[j] * stretch) / t_scale
+            if not ok:
+                return row
+            r_norm = 0.0
+            for a in range(n):
+                if not np.isfinite(r[a]):
+                    return row
+                r_norm = max(r_norm, abs(r[a]))
+            # The scale of the shape just integrated (slack tendons carry exactly nothing).
+            _wrap_states(Y, tendon_r, hole_node, n_hole, baseline, theta)
+            if length_mode:
+                for j in range(n_t):
+                    tb[j] = x[3 + j] if Y[-1, 15 + j] > L_cmd[j] else 0.0
+            _scale_out(prof, tb, theta, mu, held, new)
+            change = 0.0
+            for k in range(n_steps):
+                for i in range(n_t):
+                    change = max(change, abs(new[k, i] - scale[k, i]))
+            if r_norm <= rtol and change < ftol:
+                converged = True
+                break
+            if r_norm <= max(rtol, _INNER_RATIO * change):
+                # Equilibrium for this scale: move the scale (the fixed point's step),
+                # accelerated by Anderson mixing over the last moves (`_anderson_out`).
+                _anderson_out(scale.ravel(), new.ravel(), hist_x, hist_f, x_prev, f_prev, moves)
+                moves += 1
+                r_last = np.inf
+                kind = 0
+                need_jac = False
+                continue
+            if r_norm >= r_last and kind != 0:
+                # The step did not reduce the residual: a chord step goes back for the
+                # Jacobian at its start, a Newton step is halved (as `_newton`'s line search).
+                if kind == 1:
+                    for a in range(n):
+                        x[a] = x_base[a]
+                    need_jac = True
+                    kind = 0
+                    continue
+                if alpha <= 1.0 / 64.0:
+                    return row  # Newton stalls here: the caller's solver takes the row
+                alpha *= 0.5
+                for a in range(n):
+                    x[a] = x_base[a] + alpha * step[a]
+                need_jac = False
+                continue
+            # A slow contraction asks for the Jacobian at the next iterate.
+            need_jac = r_norm > _CHORD_RATIO * r_last
+            r_last = r_norm
+            step = np.linalg.solve(J, -r)
+            size = 0.0
+            for a in range(n):
+                size = max(size, abs(step[a]) / (m_scale if a < 3 else t_scale))
+            if not size <= max_step:
+                return row
+            kind = 2 if had_jac else 1
+            alpha = 1.0
+            for a in range(n):
+                x_base[a] = x[a]
+                x[a] += step[a]
+        if not converged:
+            return row
+        # The row's equilibrium: outputs and the memory the next row reads.
+        for a in range(3):
+            tips_out[row, a] = Y[-1, a]
+        for a in range(9):
+            rotations_out[row, a // 3, a % 3] = Y[-1, 3 + a]
+        if positions_out.shape[0] > 0:
+            for m in range(Y.shape[0]):
+                for a in range(3):
+                    positions_out[row, m, a] = Y[m, a]
+        for i in range(n_t):
+            if length_mode:
+                x[3 + i] = tb[i]
+            tension_out[row, i] = tb[i]
+            for k in range(n_steps):
+                prof[k, i] = scale[k, i] * tb[i]
+            tip_tension_out[row, i] = prof[anchor_step[i], i]
+        iterations_out[row] = it
+        if length_mode:
+            for a in range(n):
+                dx[a] = x[a] - x_start[a]
+            for i in range(n_t):
+                d_cmd[i] = cmd[i] - eff[i]
+                eff[i] = cmd[i]
+            for k in range(n_steps):
+                for i in range(n_t):
+                    d_theta[k, i] = theta[k, i] - theta_start[k, i]
+            has_change[0] = True
+        else:
+            for i in range(n_t):
+                if not held[i]:
+                    if cmd[i] != eff[i]:
+                        prior = 0.0 if np.isnan(eff[i]) else eff[i]
+                        if cmd[i] > prior:
+                            direction[i] = 1.0
+                        elif cmd[i] < prior:
+                            direction[i] = -1.0
+                        else:
+                            direction[i] = 0.0
+                    eff[i] = cmd[i]
+    return n_rows
 
 
 def _clamped_profile(
@@ -408,6 +778,7 @@ def solve_sequence(
         )
 
     tips = np.empty((n_rows, 3))
+    tip_rotation = np.empty((n_rows, 3, 3))
     success = np.zeros(n_rows, dtype=bool)
     status = np.zeros(n_rows, dtype=np.int64)
     messages: list[str] = []
@@ -430,7 +801,24 @@ def solve_sequence(
             )
         except ValueError as err:
             raise ValueError(f"step {row}: {err}") from None
-    for row, inp in enumerate(inputs):
+    # Constant loads without the stability test: the rows run in one compiled loop
+    # (`_sequence_rows`) from the first equilibrium on; a row it cannot finish (a long step,
+    # not converged) is solved here, with continuation, and the loop resumes after it.
+    compiled = not check_stability and all(bool(np.all(arr == arr[0])) for arr in loads)
+    outs = (tips, tip_rotation, base_tension, tip_tension, n_fix, positions)
+    row = 0
+    while row < n_rows:
+        if compiled and state.result is not None:
+            done, state = _compiled_rows(
+                model, inputs, row, state, mu_v, band, baseline, rtol, max_iter,
+                friction_tol, friction_max_iter, anchor_step, outs,
+            )  # fmt: skip
+            success[row : row + done] = True
+            messages.extend(["converged"] * done)
+            row += done
+            if row == n_rows:
+                break
+        inp = inputs[row]
         state, result, fixes, converged = _step(
             model,
             inp,
@@ -445,6 +833,7 @@ def solve_sequence(
             friction_max_iter,
         )
         tips[row] = result.tip_position
+        tip_rotation[row] = result.tip_rotation
         success[row] = result.success and converged
         status[row] = result.status if result.status != 0 or converged else FRICTION_STATUS
         msg = result.message
@@ -456,6 +845,7 @@ def solve_sequence(
         n_fix[row] = fixes
         if positions is not None:
             positions[row] = result.positions
+        row += 1
     return SequenceResult(
         tip_position=tips,
         success=success,
@@ -466,7 +856,84 @@ def solve_sequence(
         friction_iterations=n_fix,
         positions=positions,
         state=state,
+        tip_rotation=tip_rotation,
     )
+
+
+def _compiled_rows(
+    model: RodModel,
+    inputs: list[StaticLoads],
+    start: int,
+    state: FrictionState,
+    mu: np.ndarray,
+    band: np.ndarray,
+    baseline: np.ndarray | None,
+    rtol: float,
+    max_iter: int,
+    tol: float,
+    max_fix: int,
+    anchor_step: np.ndarray,
+    outs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
+) -> tuple[int, FrictionState]:
+    """Rows start.. of a sequence through `_sequence_rows`, continuing `state` (which has an
+    equilibrium); writes the outputs `outs` = (tips (T, 3), tip rotations (T, 3, 3), base
+    tensions (T, n_t), tip tensions (T, n_t), iterations (T,), positions (T, n_nodes, 3) or
+    None) of the rows done.
+    Returns (rows done, the state after them)."""
+    res = state.result
+    assert res is not None
+    first = inputs[start]
+    length_mode = first.lengths is not None
+    n_steps, n_t = state.tension.shape
+    pb = _problem(model, dataclasses.replace(first, tension_profile=np.ones((n_steps, n_t))))
+    commands = np.array(
+        [inp.lengths if length_mode else inp.tensions for inp in inputs[start:]], dtype=float
+    )
+    tension0 = np.asarray(res.tendon_tension, dtype=float)
+    x = np.r_[res.base_moment, tension0] if length_mode else np.array(res.base_moment, float)
+    dx = np.zeros_like(x)
+    d_cmd = np.zeros(n_t)
+    d_theta = np.zeros((n_steps, n_t))
+    has_change = np.zeros(1, dtype=bool)
+    if length_mode and state.step_change is not None:
+        dx[3:], d_cmd[:], d_theta[:] = state.step_change
+        has_change[0] = True
+    wrap = np.zeros((n_steps, n_t)) if baseline is None else baseline
+    theta = tendon_wrap(model, res.positions, res.rotations) + wrap
+    hole_node, n_hole = _holes(model)
+    eff, direction, prof = state.command.copy(), state.direction.copy(), state.tension.copy()
+    tips, rotations, tension, tip_tension, n_fix, positions = outs
+    k = len(commands)
+    shapes = np.empty((k if positions is not None else 0, model.n_nodes, 3))
+    out = (np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, n_t)), np.empty((k, n_t)))
+    iters = np.zeros(k, dtype=np.int64)
+    Y = np.empty((model.n_nodes, 15 + n_t))
+    X = np.empty((model.n_nodes, 6))
+    done = _sequence_rows(
+        commands, length_mode, x, dx, d_cmd, has_change, eff, direction, prof, theta, d_theta,
+        pb.base, pb.geo, pb.ld, pb.bc, hole_node, n_hole,
+        np.ascontiguousarray(model.tendon_r[:n_t]), np.ascontiguousarray(wrap), mu, band,
+        anchor_step, rtol, tol, max_iter + max_fix, _STEP_BOUND, *out, iters, shapes, Y, X,
+    )  # fmt: skip
+    end = start + done
+    tips[start:end] = out[0][:done]
+    rotations[start:end] = out[1][:done]
+    tension[start:end] = out[2][:done]
+    tip_tension[start:end] = out[3][:done]
+    n_fix[start:end] = iters[:done]
+    if positions is not None:
+        positions[start:end] = shapes[:done]
+    if done == 0:
+        return 0, state
+    # The last row's equilibrium as a result (the next solve's warm start and wrap).
+    scale = np.array(pb.ld[3][:, :n_t])
+    last = dataclasses.replace(inputs[end - 1], tension_profile=scale)
+    result = result_at(model, last, x, rtol)
+    change = (dx[3:].copy(), d_cmd.copy(), d_theta.copy()) if has_change[0] else None
+    new_state = FrictionState(
+        tension=prof, command=eff, direction=direction, result=result, step_change=change
+    )
+    return done, new_state
 
 
 def _anchor_steps(model: RodModel, n_t: int) -> np.ndarray:

@@ -310,29 +310,35 @@ def friction_sequence(
             f"tension reversal [N], tension control only), got {stick_band!r}"
         )
     model = compile_model(spec)
-    n = len(lengths)
+    ell = np.asarray(lengths, dtype=float)
+    n = len(ell)
     tips = np.empty((n, 3))
     tangents = np.empty((n, 3))
-    ok = np.empty(n, dtype=bool)
+    ok = np.zeros(n, dtype=bool)
     state: FrictionState | None = None
-    for i, ell in enumerate(np.asarray(lengths, dtype=float)):
-        # One row at a time: the row's equilibrium (tip tangent) is in the carried state.
+    row = 0
+    while row < n:
+        # The rows in one sequence (one compiled loop: no stability test, a length-controlled
+        # TDCR row has none to fail); a failed row restarts the next one from rest, as the
+        # frictionless replay does.
         res = solve_sequence(
             model,
-            lengths=ell[None, :],
+            lengths=ell[row:],
             mu=mu,
             stick_band=0.0,
             state=state,
             friction_tol=REPLAY_FRICTION_TOL,
+            check_stability=False,
         )
-        state = res.state
-        ok[i] = bool(res.success[0])
-        tips[i] = res.tip_position[0]
-        last = state.result
-        tangents[i] = np.asarray(last.tip_rotation)[:, 2] if last is not None else np.nan
-        if not ok[i]:
-            # A failed row restarts the next one from rest (as the frictionless replay does).
-            state = None
+        bad = np.flatnonzero(~res.success)
+        end = row + (int(bad[0]) + 1 if bad.size else len(res.success))
+        k = end - row
+        tips[row:end] = res.tip_position[:k]
+        assert res.tip_rotation is not None
+        tangents[row:end] = res.tip_rotation[:k, :, 2]
+        ok[row:end] = res.success[:k]
+        state = res.state if not bad.size else None
+        row = end
     return tips, tangents, ok
 
 
@@ -451,10 +457,14 @@ def _tension_played(
     rows: np.ndarray | slice | None,
     model: str,
     links: int | None,
+    mu: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tips (k, 3) [m], tip tangents (k, 3) and success flags (k,) of the `rows` of a recording
     through `tension_play` (every row runs the play; the selected rows are solved in order,
-    each warm-started from the previous one; the play reads the last solved row's tensions)."""
+    each warm-started from the previous one; the play reads the last solved row's tensions).
+    mu : static model only: the selected rows also carry capstan friction at the holes
+    (`solve_sequence` one row at a time, the friction state carried from row to row; the
+    description's `tendon_friction.hole_wrap` applies)."""
     n_rows = len(displacement)
     selected = np.zeros(n_rows, dtype=bool)
     selected[np.arange(n_rows)[rows] if rows is not None else slice(None)] = True
@@ -462,7 +472,33 @@ def _tension_played(
     tips, tangents = np.empty((k, 3)), np.empty((k, 3))
     ok = np.empty(k, dtype=bool)
     j = 0
-    if model == "static":
+    if model == "static" and mu is not None:
+        rod = compile_model(spec)
+        rest = np.asarray(solve_static(rod, tensions=np.zeros(spec.n_tendons)).tendon_length)
+        carried: list[FrictionState | None] = [None]
+
+        def solve(i: int, d_eff: np.ndarray) -> np.ndarray:
+            nonlocal j
+            ell = _commanded(spec, cal, rest, d_eff[None, :])
+            res = solve_sequence(
+                rod,
+                lengths=ell,
+                mu=mu,
+                stick_band=0.0,
+                state=carried[0],
+                friction_tol=REPLAY_FRICTION_TOL,
+                check_stability=False,
+            )
+            ok[j] = bool(res.success[0])
+            # A failed row restarts the next one from rest (as `friction_sequence`).
+            carried[0] = res.state if ok[j] else None
+            tips[j] = res.tip_position[0]
+            assert res.tip_rotation is not None
+            tangents[j] = res.tip_rotation[0][:, 2]
+            j += 1
+            return np.asarray(res.tendon_tension[0])
+
+    elif model == "static":
         rod = compile_model(spec)
         rest = np.asarray(solve_static(rod, tensions=np.zeros(spec.n_tendons)).tendon_length)
         guess: list[Any] = [None]
@@ -559,12 +595,16 @@ def replay_marker(
         sequence_model = friction_sequence
         friction = friction if friction is not None else own
     if cal.backlash_per_tension > 0.0:
+        mu = None
         if sequence_model is not None:
-            raise ValueError(
-                "backlash_per_tension is not combined with tendon friction (a sequence model) yet"
-            )
+            if sequence_model is not friction_sequence:
+                raise ValueError(
+                    "backlash_per_tension combines with the capstan friction of "
+                    "friction_sequence only, not with another sequence model"
+                )
+            mu = float((friction if friction is not None else (0.0, 0.0))[0])
         tips, tangents, ok = _tension_played(
-            spec, cal, np.asarray(displacement, dtype=float), rows, model, links
+            spec, cal, np.asarray(displacement, dtype=float), rows, model, links, mu
         )
         rot, trans = _tracker_pose(cal)
         marker = np.asarray(tips) + cal.marker_offset * np.asarray(tangents)
@@ -726,8 +766,9 @@ def calibrate_hardware(
     with a sequence model, also fit the holes' own wrap angle [rad per hole] (from
     `hole_wrap0`; the description's `tendon_friction.hole_wrap`: friction where the robot is
     straight, which holds a residual bend at zero command). tension_backlash : also fit the
-    play per newton of tendon tension (`tension_play`, `backlash_per_tension` [m/N]; no
-    sequence model); the strided rows are solved in order, every row runs the play.
+    play per newton of tendon tension (`tension_play`, `backlash_per_tension` [m/N]; with
+    `friction_sequence` as the sequence model both are fitted, the strided rows carrying the
+    friction state); the strided rows are solved in order, every row runs the play.
 
     `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
     the Jacobian at the optimum does not identify them), `standard_errors_message`,
@@ -761,8 +802,8 @@ def calibrate_hardware(
     elif fit_hole_wrap:
         raise ValueError("fit_hole_wrap needs a sequence model (tendon friction)")
     if tension_backlash:
-        if sequence_model is not None:
-            raise ValueError("tension_backlash is not combined with a sequence model yet")
+        if sequence_model is not None and sequence_model is not friction_sequence:
+            raise ValueError("tension_backlash combines with friction_sequence only")
         x0 = np.r_[x0, TENSION_BACKLASH_INITIAL]
         lo = np.r_[lo, TENSION_BACKLASH_BOUNDS[0]]
         hi = np.r_[hi, TENSION_BACKLASH_BOUNDS[1]]
@@ -791,12 +832,14 @@ def calibrate_hardware(
                 # The holes' wrap reaches solve_sequence through the description's block.
                 block = {"mu": float(x[n_hw]), "hole_wrap": float(x[n_hw + 2])}
                 spec = spec.model_copy(update={"tendon_friction": TendonFrictionSpec(**block)})
-            pred, _ = replay_marker(
-                spec,
-                seq_disp,
-                sequence_model=sequence_model,
-                friction=(float(x[n_hw]), float(x[n_hw + 1])),
-            )
+            fr = (float(x[n_hw]), float(x[n_hw + 1]))
+            if tension_backlash:
+                # The play runs on every row; the strided rows carry the friction state.
+                pred, _ = replay_marker(
+                    spec, disp, rows=rows, sequence_model=sequence_model, friction=fr
+                )
+            else:
+                pred, _ = replay_marker(spec, seq_disp, sequence_model=sequence_model, friction=fr)
         return (pred - meas).ravel()
 
     t0 = time.perf_counter()

@@ -227,7 +227,7 @@ def fit_recording(
     rows as one sequence in time order; stick band held at 0). hole_wrap : with friction, also
     fit the holes' own wrap angle (`tendon_friction.hole_wrap`, friction where the robot is
     straight). tension_backlash : also fit the play per newton of tendon tension
-    (`calibration.backlash_per_tension`; not with friction). sequence_model : another
+    (`calibration.backlash_per_tension`; with friction both are fitted). sequence_model : another
     stateful model instead (its mu and stick band both fitted)."""
     if robot not in ROBOTS:
         raise ValueError(

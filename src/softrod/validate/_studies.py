@@ -243,7 +243,7 @@ def hardware_study(
         fit = _fit_from_record(
             cached(
                 cache,
-                f"{rob}/calibration/stride{stride}/nfev{max_nfev}",
+                f"{rob}/calibration/stride{stride}/nfev{max_nfev}/tension-play",
                 _calibrated,
                 rob,
                 stride,
@@ -330,7 +330,9 @@ def _mean_or_none(e: np.ndarray) -> float | None:
 
 def _calibrated(robot: str, stride: int, max_nfev: int) -> dict[str, Any]:
     path = recording_path(robot, "train")
-    return _fit_record(fit_recording(robot, path, stride=stride, max_nfev=max_nfev))
+    # With the tension play (`--tension-backlash`, docs/friction.md): fitted on train only.
+    fit = fit_recording(robot, path, stride=stride, max_nfev=max_nfev, tension_backlash=True)
+    return _fit_record(fit)
 
 
 def _fit_record(fit: HardwareFit) -> dict[str, Any]:
@@ -350,9 +352,13 @@ def _fit_record(fit: HardwareFit) -> dict[str, Any]:
 
 
 def _fit_from_record(rec: dict[str, Any]) -> HardwareFit:
+    extra = dict(rec.get("extra", {}))
+    params = HardwareParams.from_vector(np.array(rec["params"]))
+    # The play per newton is not in the vector: the fit keeps it in `extra`.
+    params.backlash_per_tension = float(extra.get("backlash_per_tension", 0.0))
     return HardwareFit(
         robot=rec["robot"],
-        params=HardwareParams.from_vector(np.array(rec["params"])),
+        params=params,
         initial=HardwareParams.from_vector(np.array(rec["initial"])),
         train_rows=int(rec["train_rows"]),
         rmse_before_mm=rec["rmse_before_mm"],
@@ -360,7 +366,7 @@ def _fit_from_record(rec: dict[str, Any]) -> HardwareFit:
         nfev=int(rec["nfev"]),
         seconds=rec["seconds"],
         message=rec["message"],
-        extra=dict(rec.get("extra", {})),
+        extra=extra,
     )
 
 
@@ -447,7 +453,9 @@ def _hardware_markdown(out: Path, obj: dict[str, Any], stride: int, links: int) 
         "# Hardware: seed-002 TDCRs, calibrated on train, evaluated on val",
         "",
         f"Calibration on every {stride}th row of the train split (static rod, length-controlled "
-        "elastic pull-only tendons with per-segment pretension; docs/validation.md); the MuJoCo "
+        "elastic pull-only tendons with per-segment pretension and the tension play "
+        "`backlash_per_tension`, friction behind a compliance: docs/friction.md, "
+        "docs/validation.md); the MuJoCo "
         f"chain ({links} links) uses the same parameters. Command: `softrod validate hardware`.",
         "",
         "| robot | model | val rows | mean [mm] | 95 % interval [mm] | median [mm] | max [mm] "
