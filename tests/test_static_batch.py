@@ -116,11 +116,35 @@ def test_batch_matches_solve_static_loop(robot: str, control: str) -> None:
 
 
 def test_one_thread_gives_the_same_answers() -> None:
+    # The one test of the parallel kernel (its first compile costs ~1 min on a fresh cache;
+    # every other test runs the one-thread kernel: the same item code).
+    import numba
+
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    if threads < 2:
+        pytest.skip("numba has one thread here")
     model = _model("tdcr3_kirchhoff")
     inputs = _random_inputs(model, "tension", 8, np.random.default_rng(1))
-    a = solve_static_batch(model, **inputs)
+    a = solve_static_batch(model, threads=threads, **inputs)
     b = solve_static_batch(model, threads=1, **inputs)
     np.testing.assert_array_equal(a.tip_position, b.tip_position)
+
+
+def test_small_batches_run_on_one_thread_by_default(monkeypatch) -> None:
+    import numba
+
+    import softrod.rods._batch as batch_mod
+
+    def parallel(*args):
+        raise AssertionError("the parallel kernel ran")
+
+    monkeypatch.setattr(batch_mod, "_solve_batch", parallel)
+    model = _model("softmanisim")
+    tau = np.zeros((batch_mod.PARALLEL_MIN_ITEMS - 1, model.n_tendons))
+    assert solve_static_batch(model, tensions=tau).success.all()
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        with pytest.raises(AssertionError, match="parallel kernel"):
+            solve_static_batch(model, tensions=tau, threads=2)
 
 
 def test_broadcasting_unbatched_inputs() -> None:

@@ -16,7 +16,11 @@ from typing import Any
 import numpy as np
 
 from softrod.description import RobotSpec
-from softrod.rods._batch_kernels import STATUS_NEEDS_MULTIPLE_SHOOTING, _solve_batch
+from softrod.rods._batch_kernels import (
+    STATUS_NEEDS_MULTIPLE_SHOOTING,
+    _solve_batch,
+    _solve_batch_serial,
+)
 from softrod.rods._batch_types import BatchArrays, BatchLoads
 from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._model import RodModel, as_model
@@ -241,6 +245,12 @@ def _check_loads(
 # ---------------------------------------------------------------------------------------------
 # CPU back end
 
+#: Smallest batch that `threads=None` runs on numba's threads (below it, one thread): a small
+#: batch takes milliseconds, while the parallel kernel's first compile takes about a minute on
+#: a fresh cache (237 s on the loaded 2-core machine with the one-thread kernel and every
+#: kernel it calls already compiled). `threads=N` always uses N.
+PARALLEL_MIN_ITEMS = 64
+
 
 #: The kernels' robot arrays of each compiled model and control mode (constant per model):
 #: repeated batches of one robot (a controller's finite differences, a sweep's chunks) build
@@ -304,7 +314,8 @@ def _solve_batch_cpu(
     threads: int | None,
     check_stability: bool,
 ) -> BatchArrays:
-    """The numba back end: one `prange` over the items (`_batch_kernels._solve_batch`)."""
+    """The numba back end: one `prange` over the items (`_batch_kernels._solve_batch`), or
+    a plain loop on one thread (`_solve_batch_serial`)."""
     import numba
 
     B = loads.size
@@ -339,10 +350,17 @@ def _solve_batch_cpu(
     balanced_act = np.empty((B, n_t))
     balanced_forces = np.empty((B, 4, 3))
     previous = numba.get_num_threads()
+    # One thread, or a small batch by default: the kernel compiled without numba's parallel
+    # pass, the same items in the same order (its first compile costs ~1 min less).
+    if threads is None:
+        parallel = previous > 1 and B >= PARALLEL_MIN_ITEMS
+    else:
+        parallel = threads > 1 and B > 1
+    kernel = _solve_batch if parallel else _solve_batch_serial
     if threads is not None:
         numba.set_num_threads(threads)
     try:
-        _solve_batch(
+        kernel(
             length_mode,
             (
                 loads.actuation,
@@ -527,7 +545,8 @@ def solve_static_batch(
         `solve_static(guess=result)`, without the rigid-body predictor of a load change).
     jacobian : also return d tip_position / d actuation (B, 3, n_t) (as `tip_jacobian`).
     shapes : also return the backbone positions (B, n_nodes, 3).
-    threads : CPU threads for this call (default: numba's, the number of cores).
+    threads : CPU threads for this call (default: numba's, the number of cores, for batches
+        of at least `PARALLEL_MIN_ITEMS` = 64 items, one thread for smaller ones).
     rtol, max_iter : as in `solve_static`.
     check_stability : test each converged item's stability (as `solve_static`; tension
         control on the CPU) and fill `stable`; an unstable item comes back with success False

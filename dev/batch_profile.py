@@ -1,0 +1,150 @@
+"""Where a batched static item's time goes (softrod bench static-batch's SoftManiSim loads).
+
+Usage: PYTHONPATH=src python dev/batch_profile.py [B]
+Prints, for one thread, CPU time per item of: the whole batch (stability on / off), and of
+the kernel phases called item by item from Python (direct Newton, continuation, tip error
+estimate, stability test), with how many items take each path.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numba
+import numpy as np
+
+from softrod.bench._static import _softmanisim_inputs, example_robot_path
+from softrod.description import load_robot
+from softrod.rods import _batch, compile_model, solve_static_batch
+from softrod.rods import _batch_kernels as K
+
+numba.set_num_threads(1)
+B = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+model = compile_model(load_robot(example_robot_path("softmanisim")))
+items = _softmanisim_inputs(B, np.random.default_rng(0))
+tau = np.array([kw["tensions"] for kw in items])
+F = np.array([kw["tip_force"] for kw in items])
+dist = items[0]["distributed_force"]
+
+
+def batch(check: bool):
+    return solve_static_batch(
+        model, tensions=tau, tip_force=F, distributed_force=dist, threads=1, check_stability=check
+    )
+
+
+batch(True)
+for check in (True, False):
+    c0 = time.process_time()
+    res = batch(check)
+    dt = time.process_time() - c0
+    print(f"batch check_stability={check}: {1e6 * dt / B:.0f} us CPU per item")
+print(f"iterations mean {res.iterations.mean():.2f}, failed {res.n_failed}")
+
+arr = _batch._model_arrays(model, False)
+(
+    node_s,
+    step_seg,
+    seg_par,
+    tendon,
+    cosserat,
+    base_p,
+    base_R,
+    npm,
+    straight,
+    tk,
+    trest,
+    l0,
+    A,
+    scales,
+    tr,
+    tseg,
+    segL,
+    Kbt,
+    cs,
+    cseg,
+    cidx,
+    cratio,
+) = arr
+mp = (
+    (node_s, step_seg, seg_par, tendon, cosserat),
+    (base_p, base_R),
+    npm,
+    straight,
+    tk,
+    trest,
+    l0,
+    A,
+    scales,
+    tr,
+    tseg,
+    segL,
+    Kbt,
+)
+coarse = (cs, cseg, cidx, cratio)
+forces = _batch._forces(
+    _batch._check_loads(
+        model,
+        tau,
+        None,
+        {"tip_force": F, "tip_moment": None, "distributed_force": dist, "gravity": None},
+    )
+)
+n_t = tau.shape[1]
+zero_act, zero_force = np.zeros(n_t), np.zeros((4, 3))
+direct = np.array(
+    [K._direct_ok(zero_act, zero_force, tau[i], forces[i], False, mp) for i in range(B)]
+)
+print(f"direct items {direct.sum()} / {B}")
+Y = np.empty((model.n_nodes, 15 + n_t))
+X = np.empty((model.n_nodes, 6))
+t_direct = t_follow = 0.0
+it_direct = it_follow = 0.0
+xs = np.empty((B, 3))
+for i in range(B):
+    moment = np.empty(3)
+    K._load_angle(mp[0], npm, straight, forces[i], scales[0], scales[2], moment)
+    x = moment.copy()
+    counters = np.zeros(3)
+    c0 = time.process_time()
+    if direct[i]:
+        st = K._run(x, tau[i], forces[i], np.int64(100), 4.0, False, mp, 1e-10, Y, X, counters)
+        t_direct += time.process_time() - c0
+        it_direct += counters[1]
+    else:
+        _, bending = K._path_angles(zero_act, zero_force, tau[i], forces[i], False, mp)
+        K._follow(
+            zero_act,
+            zero_force,
+            tau[i],
+            forces[i],
+            np.zeros(3),
+            K._FIRST_STEP_ANGLE / bending,
+            False,
+            mp,
+            1e-10,
+            Y,
+            X,
+            counters,
+            x,
+        )
+        t_follow += time.process_time() - c0
+        it_follow += counters[1]
+    xs[i] = x
+nd, nf = max(direct.sum(), 1), max((~direct).sum(), 1)
+print(f"direct Newton: {1e6 * t_direct / nd:.0f} us, {it_direct / nd:.1f} evaluations per item")
+print(f"continuation: {1e6 * t_follow / nf:.0f} us, {it_follow / nf:.1f} evaluations per item")
+c0 = time.process_time()
+for i in range(B):
+    K._run(
+        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(3)
+    )
+    K._tip_error(xs[i], False, tau[i], forces[i], mp, coarse, Y[-1])
+print(f"one evaluation + tip error: {1e6 * (time.process_time() - c0) / B:.0f} us per item")
+c0 = time.process_time()
+for i in range(B):
+    K._run(
+        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(3)
+    )
+print(f"one evaluation (4 directions) + call: {1e6 * (time.process_time() - c0) / B:.0f} us")
