@@ -94,7 +94,7 @@ def _phase_timers() -> tuple[dict[str, float], Callable[[], None]]:
     wrap(shooting, "_refine", "refinement")
     wrap(shooting, "_assemble", "result (_assemble)")
     wrap(shooting, "_problem", "load arrays (_problem)")
-    for name in ("_direct_ok", "_bending_number", "_tip_step_ok", "_tip_moves", "_next_load_step"):
+    for name in ("_direct_ok", "_bending_number", "_tip_step_ok"):
         wrap(shooting, name, "path decisions")
     wrap(shooting, "_solve_once", "_solve_once (all of the solve)")
     del stability

@@ -1,4 +1,4 @@
-"""The continuation step control and the Newton kernel's last evaluation without
+"""The Newton kernel's last evaluation without
 sensitivities (docs/stability.md, "Cost of a solve")."""
 
 from __future__ import annotations
@@ -9,30 +9,12 @@ import pytest
 from softrod.description import find_robot, load_robot
 from softrod.rods import compile_model, solve_static
 from softrod.rods._inputs import _problem, check_inputs
-from softrod.rods._shooting import (
-    _MAX_TIP_DEVIATION,
-    _MAX_TIP_MOVE,
-    _STEP_AIM,
-    _next_load_step,
-)
 from softrod.rods._static_kernels import _newton, _residual, _residual_value
 
 
 @pytest.fixture(scope="module")
 def sms():
     return compile_model(load_robot(find_robot("softmanisim")))
-
-
-def test_next_step_at_most_doubles_and_aims_at_half_of_each_bound(sms):
-    L = sms.total_length
-    # A small move: doubled, never more.
-    assert _next_load_step(sms, 0.1, 1e-6 * L, 1e-9 * L) == pytest.approx(0.2)
-    # The move grows like the step: the next one moves about half the bound.
-    step = _next_load_step(sms, 0.1, _MAX_TIP_MOVE * L, None)
-    assert step * _MAX_TIP_MOVE * L / 0.1 == pytest.approx(_STEP_AIM * _MAX_TIP_MOVE * L)
-    # The secant's deviation grows like the step's square.
-    step = _next_load_step(sms, 0.1, 1e-6 * L, _MAX_TIP_DEVIATION * L)
-    assert (step / 0.1) ** 2 * _MAX_TIP_DEVIATION == pytest.approx(_STEP_AIM * _MAX_TIP_DEVIATION)
 
 
 def test_residual_without_jacobian_is_the_same_state(sms):

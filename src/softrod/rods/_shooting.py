@@ -61,9 +61,6 @@ _MAX_INTERVALS = 32
 #: Equilibria on another branch lay 0.5-2 L away in the cases that jumped.
 _MAX_TIP_MOVE = 0.2
 _MAX_TIP_DEVIATION = 0.05
-#: Continuation sizes each next step to reach this fraction of both tip bounds
-#: (`_next_load_step`): half keeps rejections rare and the steps long.
-_STEP_AIM = 0.5
 #: Largest Newton step in the scaled unknowns (M0 / moment scale, tensions / tension scale)
 #: during continuation corrections and warm starts: a longer step leaves the neighbourhood of
 #: the predictor, where a residual decrease can come from another branch.
@@ -216,31 +213,6 @@ def _comparable(a: StaticLoads, b: StaticLoads) -> bool:
     return all(pa[0] == pb[0] for pa, pb in zip(a.point_loads, b.point_loads, strict=True))
 
 
-def _tip_moves(
-    model: RodModel,
-    tip: np.ndarray,
-    tip_cur: np.ndarray,
-    tip_prev: np.ndarray | None,
-    ratio: float,
-) -> tuple[float, float | None]:
-    """How far a continuation step's corrected tip (3,) [m] moved from the last equilibrium's
-    tip `tip_cur` [m], and its distance [m] from the secant prediction
-    tip_cur + ratio (tip_cur - tip_prev) (None without a previous tip)."""
-    move = float(np.linalg.norm(tip - tip_cur)) if np.all(np.isfinite(tip)) else np.inf
-    if tip_prev is None:
-        return move, None
-    predicted = tip_cur + ratio * (tip_cur - tip_prev)
-    return move, float(np.linalg.norm(tip - predicted))
-
-
-def _moves_ok(model: RodModel, move: float, deviation: float | None) -> bool:
-    """`_tip_step_ok` on the measured move and deviation [m] (`_tip_moves`)."""
-    L = model.total_length
-    if not move <= _MAX_TIP_MOVE * L:
-        return False
-    return deviation is None or deviation <= _MAX_TIP_DEVIATION * L
-
-
 def _tip_step_ok(
     model: RodModel,
     tip: np.ndarray,
@@ -252,22 +224,13 @@ def _tip_step_ok(
     `_MAX_TIP_MOVE` L from the last equilibrium's tip `tip_cur`, and (when a previous tip
     gives a secant) lies within `_MAX_TIP_DEVIATION` L of the secant prediction
     tip_cur + ratio (tip_cur - tip_prev)."""
-    return _moves_ok(model, *_tip_moves(model, tip, tip_cur, tip_prev, ratio))
-
-
-def _next_load_step(model: RodModel, dmu: float, move: float, deviation: float | None) -> float:
-    """The load increment after an accepted continuation step of `dmu` whose tip moved `move`
-    [m] and lay `deviation` [m] from the secant prediction (None without one): at most
-    double, aiming at `_STEP_AIM` of each bound of `_tip_step_ok`. The move grows like the
-    step and the deviation (the secant's error) like its square, so a step sized this way
-    is rarely rejected; doubling blindly was rejected about every other time."""
     L = model.total_length
-    grow = 2.0
-    if move > 0.0:
-        grow = min(grow, _STEP_AIM * _MAX_TIP_MOVE * L / move)
-    if deviation is not None and deviation > 0.0:
-        grow = min(grow, float(np.sqrt(_STEP_AIM * _MAX_TIP_DEVIATION * L / deviation)))
-    return grow * dmu
+    if not np.all(np.isfinite(tip)) or np.linalg.norm(tip - tip_cur) > _MAX_TIP_MOVE * L:
+        return False
+    if tip_prev is None:
+        return True
+    predicted = tip_cur + ratio * (tip_cur - tip_prev)
+    return bool(np.linalg.norm(tip - predicted) <= _MAX_TIP_DEVIATION * L)
 
 
 #: Smallest tendon path density |v + u x r| (1 on the straight robot) below which a stopped
@@ -828,16 +791,12 @@ def _solve_once(
             assert inp_t is not None
             st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND)
             solves += 1
-            move, deviation = 0.0, None
-            if st == 0:
-                move, deviation = _tip_moves(model, Y[-1, 0:3], tip_mu, tip_prev, ratio)
-                if not _moves_ok(model, move, deviation):
-                    st = 5
+            if st == 0 and not _tip_step_ok(model, Y[-1, 0:3], tip_mu, tip_prev, ratio):
+                st = 5
             if st == 0:
                 x_prev, mu_prev, tip_prev = x_mu, mu, tip_mu
-                # The next step from this one's tip motion (`_next_load_step`).
-                dmu = min(_next_load_step(model, trial - mu, move, deviation), dmu_max)
                 x_mu, mu, tip_mu = x.copy(), trial, Y[-1, 0:3].copy()
+                dmu = min(2.0 * dmu, dmu_max)
             else:
                 dmu *= 0.5
                 if dmu < _MIN_LOAD_STEP:
