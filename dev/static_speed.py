@@ -74,6 +74,8 @@ def _phase_timers() -> tuple[dict[str, float], Callable[[], None]]:
     acc: dict[str, float] = defaultdict(float)
 
     def wrap(mod: Any, name: str, label: str) -> None:
+        if not hasattr(mod, name):  # an older tree (paired runs)
+            return
         f = getattr(mod, name)
 
         def timed(*a: Any, **k: Any) -> Any:

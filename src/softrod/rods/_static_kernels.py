@@ -684,6 +684,34 @@ def _residual(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out,
 
 
 @njit(cache=True)
+def _residual_value(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_out):
+    """`_residual` without the Jacobian: the IVP from x without sensitivity directions (the
+    state, Y_out and X_out are the same numbers), r_out (n,) only. Returns False on failure."""
+    M_tip, L_cmd, k_t, m_scale, t_scale = bc
+    n_t = tau_fixed.shape[0]
+    if length_mode:
+        tau = x[3:]
+    else:
+        tau = tau_fixed
+    # np.int64, not the literal 0: numba would compile another `_integrate` for a literal.
+    if not _evaluate(x[:3], tau, np.int64(0), base, geo, ld, store, Y_out, X_out, z):
+        return False
+    for a in range(3):
+        r_out[a] = (z[12 + a] - M_tip[a]) / m_scale
+    if length_mode:
+        for j in range(n_t):
+            stretch = z[15 + j] - L_cmd[j]
+            r_out[3 + j] = (x[3 + j] - k_t[j] * max(stretch, 0.0)) / t_scale
+    return True
+
+
+#: Newton evaluates a trial without the Jacobian when quadratic convergence predicts a
+#: residual below this fraction of the tolerance (`_newton`): the converged iterate's
+#: sensitivities are never used.
+_PREDICTED_FRACTION = 1e-2
+
+
+@njit(cache=True)
 def _newton(
     x,
     length_mode,
@@ -725,6 +753,7 @@ def _newton(
         return 3
     norm = np.max(np.abs(r))
     counters[2] = norm
+    norm_prev = 0.0  # the residual before the last step (none yet)
     for _ in range(max_iter):
         if norm <= tol:
             return 0
@@ -739,6 +768,25 @@ def _newton(
         alpha_min = alpha / 64.0
         accepted = False
         norm_try = norm
+        # Quadratic convergence (r_k+1 ~ r_k^2 r_k / r_k-1^2) predicts a full step lands
+        # far below tol: evaluate it without sensitivities, the converged x needs none.
+        if alpha == 1.0 and norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2:
+            for a in range(n):
+                x_try[a] = x[a] + step[a]
+            ok = _residual_value(
+                x_try, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_try
+            )
+            counters[1] += 1
+            if ok:
+                norm_try = np.max(np.abs(r_try))
+                if norm_try <= tol and norm_try < norm:
+                    counters[0] += 1
+                    for a in range(n):
+                        x[a] = x_try[a]
+                        r[a] = r_try[a]
+                    counters[2] = norm_try
+                    return 0
+        norm_prev = norm
         while alpha >= alpha_min:
             for a in range(n):
                 x_try[a] = x[a] + alpha * step[a]
