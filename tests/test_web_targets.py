@@ -117,6 +117,29 @@ def test_scene_twin_steps_with_its_slider_controls():
     assert twin.time == 0.0
 
 
+def test_scene_slider_ranges_come_from_the_actuators_limits():
+    mujoco = pytest.importorskip("mujoco")
+    from softrod.web._playback import DEFAULT_CTRL_MAX, _ctrl_ranges
+
+    # One body on a limited hinge: a ctrlranged motor, a position servo, a force-limited motor
+    # (gain 2) and an unlimited one.
+    spec = mujoco.MjSpec()
+    spec.compiler.degree = False
+    body = spec.worldbody.add_body(name="b")
+    body.add_geom(size=[0.05, 0, 0])
+    body.add_joint(name="hinge", range=[-0.5, 1.0], limited=mujoco.mjtLimited.mjLIMITED_TRUE)
+    acts = [spec.add_actuator(name=f"a{i}", target="hinge") for i in range(4)]
+    for a in acts:
+        a.trntype = mujoco.mjtTrn.mjTRN_JOINT
+    acts[0].ctrllimited, acts[0].ctrlrange = mujoco.mjtLimited.mjLIMITED_TRUE, [-2.0, 3.0]
+    acts[1].set_to_position(kp=50.0)
+    acts[2].gainprm[0], acts[2].forcelimited = 2.0, mujoco.mjtLimited.mjLIMITED_TRUE
+    acts[2].forcerange = [-4.0, 6.0]
+    rng = _ctrl_ranges(spec.compile())
+    expected = [[-2.0, 3.0], [-0.5, 1.0], [-2.0, 3.0], [0.0, DEFAULT_CTRL_MAX]]
+    np.testing.assert_array_equal(rng, expected)
+
+
 @pytest.fixture(scope="module")
 def sweep_file(tmp_path_factory):
     pytest.importorskip("pyarrow")
