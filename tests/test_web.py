@@ -124,6 +124,19 @@ def test_canvas_is_not_blank(page):
     assert len(np.unique(pixels, axis=0)) >= MIN_CANVAS_COLOURS
 
 
+def test_save_png_downloads_a_non_blank_view(page):
+    from PIL import Image
+
+    # force: the panel's animations keep playwright's "stable" check waiting under swiftshader.
+    with page.expect_download(timeout=WAIT_MS) as download:
+        page.get_by_role("button", name="save PNG").click(force=True)
+    assert download.value.suggested_filename == "softrod_view.png"
+    image = Image.open(download.value.path())
+    assert image.size == (800, 600)
+    pixels = np.asarray(image.convert("RGB")).reshape(-1, 3)
+    assert len(np.unique(pixels, axis=0)) >= MIN_CANVAS_COLOURS
+
+
 def test_play_panel_runs_and_scrubs_a_dynamics_run(page, twin_server):
     play = twin_server.play
     play.duration.value = 0.05
