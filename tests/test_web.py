@@ -58,7 +58,7 @@ def page(twin_server):
     console: list[tuple[str, str]] = []
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": 960, "height": 720})
+        pg = browser.new_page(viewport={"width": 640, "height": 480})
         pg.on("console", lambda m: console.append((m.type, m.text)))
         pg.on("pageerror", lambda e: console.append(("pageerror", str(e))))
         pg.goto(twin_server.url)
