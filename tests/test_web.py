@@ -58,7 +58,7 @@ def page(twin_server):
     console: list[tuple[str, str]] = []
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        pg = browser.new_page(viewport={"width": 960, "height": 720})
+        pg = browser.new_page(viewport={"width": 640, "height": 480})
         pg.on("console", lambda m: console.append((m.type, m.text)))
         pg.on("pageerror", lambda e: console.append(("pageerror", str(e))))
         pg.goto(twin_server.url)
@@ -121,6 +121,19 @@ def test_canvas_is_not_blank(page):
 
     png = page.locator("canvas").first.screenshot()
     pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).reshape(-1, 3)
+    assert len(np.unique(pixels, axis=0)) >= MIN_CANVAS_COLOURS
+
+
+def test_save_png_downloads_a_non_blank_view(page):
+    from PIL import Image
+
+    # force: the panel's animations keep playwright's "stable" check waiting under swiftshader.
+    with page.expect_download(timeout=WAIT_MS) as download:
+        page.get_by_role("button", name="save PNG").click(force=True)
+    assert download.value.suggested_filename == "softrod_view.png"
+    image = Image.open(download.value.path())
+    assert image.size == (800, 600)
+    pixels = np.asarray(image.convert("RGB")).reshape(-1, 3)
     assert len(np.unique(pixels, axis=0)) >= MIN_CANVAS_COLOURS
 
 

@@ -117,6 +117,29 @@ def test_scene_twin_steps_with_its_slider_controls():
     assert twin.time == 0.0
 
 
+def test_scene_slider_ranges_come_from_the_actuators_limits():
+    mujoco = pytest.importorskip("mujoco")
+    from softrod.web._playback import DEFAULT_CTRL_MAX, _ctrl_ranges
+
+    # One body on a limited hinge: a ctrlranged motor, a position servo, a force-limited motor
+    # (gain 2) and an unlimited one.
+    spec = mujoco.MjSpec()
+    spec.compiler.degree = False
+    body = spec.worldbody.add_body(name="b")
+    body.add_geom(size=[0.05, 0, 0])
+    body.add_joint(name="hinge", range=[-0.5, 1.0], limited=mujoco.mjtLimited.mjLIMITED_TRUE)
+    acts = [spec.add_actuator(name=f"a{i}", target="hinge") for i in range(4)]
+    for a in acts:
+        a.trntype = mujoco.mjtTrn.mjTRN_JOINT
+    acts[0].ctrllimited, acts[0].ctrlrange = mujoco.mjtLimited.mjLIMITED_TRUE, [-2.0, 3.0]
+    acts[1].set_to_position(kp=50.0)
+    acts[2].gainprm[0], acts[2].forcelimited = 2.0, mujoco.mjtLimited.mjLIMITED_TRUE
+    acts[2].forcerange = [-4.0, 6.0]
+    rng = _ctrl_ranges(spec.compile())
+    expected = [[-2.0, 3.0], [-0.5, 1.0], [-2.0, 3.0], [0.0, DEFAULT_CTRL_MAX]]
+    np.testing.assert_array_equal(rng, expected)
+
+
 @pytest.fixture(scope="module")
 def sweep_file(tmp_path_factory):
     pytest.importorskip("pyarrow")
@@ -157,6 +180,45 @@ def test_sweep_twin_points_colours_picking_and_shapes(sweep_file):
     view = twin.shape(i)
     assert view.success
     np.testing.assert_allclose(view.tip_position, twin.points[i], atol=SWEEP_TIP)
+    # The colour picker offers numbers only: no flags (success), ids or bookkeeping.
+    assert twin.task == "static_tip"
+    assert twin.columns == [
+        "backbone.youngs_modulus", "inputs.tensions.0", "tip_x", "tip_y", "tip_z", "residual", "nit"
+    ]  # fmt: skip
+
+
+#: A user task without a robot: numbers, a flag and a text column (no shape to draw).
+USER_TASK = """
+def trial(point):
+    w = point.inputs["width"]
+    return {"score": 2.0 * w, "count": 3, "lifted": w > 0.05, "grasp": "pinch"}
+"""
+
+
+@pytest.fixture(scope="module")
+def user_sweep_file(tmp_path_factory):
+    pytest.importorskip("pyarrow")
+    from softrod.sweep import run_sweep
+
+    folder = tmp_path_factory.mktemp("user_sweep")
+    (folder / "tasks.py").write_text(USER_TASK)
+    spec = {
+        "name": "user_grid",
+        "task": f"{folder / 'tasks.py'}:trial",
+        "inputs": {"width": 0.0},
+        "design": {"kind": "grid", "parameters": {"inputs.width": {"values": [0.02, 0.08]}}},
+    }
+    out = folder / "user.parquet"
+    run_sweep(spec, out, workers=1, progress=False)
+    return out
+
+
+def test_sweep_twin_without_a_robot_says_there_is_no_shape(user_sweep_file):
+    twin = SweepTwin(user_sweep_file)
+    assert twin.columns == ["inputs.width", "score", "count"]
+    assert twin.axes == ("inputs.width", "score", "count") and twin.points.shape == (2, 3)
+    with pytest.raises(ValueError, match="no shape for task .*trial'?: the sweep has no robot"):
+        twin.shape(0)
 
 
 @pytest.fixture(scope="module")
@@ -227,6 +289,21 @@ def _open(browser, url: str, text: str):
     return pg
 
 
+#: A non-blank view has at least this many distinct colours (as tests/test_web.py's canvas).
+MIN_PNG_COLOURS = 20
+
+
+def _saves_a_png(pg) -> None:
+    """The page's "save PNG" button downloads a non-blank 3-D view."""
+    from PIL import Image
+
+    # force: the panel's animations keep playwright's "stable" check waiting under swiftshader.
+    with pg.expect_download(timeout=WAIT_MS) as download:
+        pg.get_by_role("button", name="save PNG").click(force=True)
+    pixels = np.asarray(Image.open(download.value.path()).convert("RGB")).reshape(-1, 3)
+    assert len(np.unique(pixels, axis=0)) >= MIN_PNG_COLOURS
+
+
 def _no_console_errors(pg) -> None:
     assert [e for e in pg.errors if not BENIGN_CONSOLE.search(e)] == []
     pg.close()
@@ -241,21 +318,32 @@ def test_scene_page_runs_live(browser):
         pg = _open(browser, page.url, "scene tdcr_box_press")
         pg.wait_for_selector("text=/frame ([3-9]|\\d\\d+)/", timeout=WAIT_MS)  # it runs
         assert page.twin.time > 0.0 and len(page.sliders) == page.twin.model.nu
+        _saves_a_png(pg)
         _no_console_errors(pg)
     finally:
         page.stop()
 
 
-def test_sweep_page_shows_a_design(browser, sweep_file):
+def test_sweep_page_shows_a_design(browser, sweep_file, user_sweep_file):
     from softrod.web import serve_sweep
 
     page = serve_sweep(sweep_file, port=0)
     try:
+        assert list(page.color_by.options) == page.twin.columns  # numbers only
         pg = _open(browser, page.url, "sweep web_grid: point 0 of 4 (solved)")
         page.point.value = 3
         pg.wait_for_selector("text=sweep web_grid: point 3 of 4 (solved)", timeout=WAIT_MS)
         assert page.selected == 3
+        _saves_a_png(pg)
         _no_console_errors(pg)
+    finally:
+        page.stop()
+    # A sweep without a robot lists its point and says why no shape is drawn (server side).
+    page = serve_sweep(user_sweep_file, port=0)
+    try:
+        assert "point 0 of 2 (no shape for task" in page.readout.content
+        assert "the sweep has no robot" in page.readout.content
+        assert page._shape.mesh is None
     finally:
         page.stop()
 
@@ -270,6 +358,7 @@ def test_recording_page_shows_paths_plot_and_scrubber(browser, recording):
         assert pg.locator(".uplot").count() == 1  # the error-per-row plot
         page.row.value = 5
         pg.wait_for_selector(f"text=/row 6 of {RECORDING_ROWS}/", timeout=WAIT_MS)
+        _saves_a_png(pg)
         _no_console_errors(pg)
     finally:
         page.stop()

@@ -107,10 +107,14 @@ class SweepTwin:
 
     Points: the rows with status "ok"; axes `tip_x, tip_y, tip_z` [m] when the task wrote
     them (`static_tip`), else the first three numeric columns, each scaled into AXIS_BOX [m].
-    `columns` are the numeric columns a colour can follow.
+    `columns` are the numeric (integer and floating) columns a colour can follow; `task` the
+    sweep's task. `shape(i)` draws a point's design wherever the sweep has a robot (module
+    docstring of `shape`); a sweep without one (`grasp_trial`, robot-less user tasks) has none.
     """
 
     def __init__(self, path: str | Path) -> None:
+        import pyarrow as pa
+
         from softrod.sweep import read_results
 
         self.path = Path(path)
@@ -126,10 +130,19 @@ class SweepTwin:
             {k: data[k][i] for k in data} for i in np.flatnonzero(keep)
         ]
         self.n_failed = int((~keep).sum())
+        self.task = str(record.get("task") or self.spec.get("task") or "static_tip")
+        # Numbers only (integer and floating Arrow columns): text, flags and lists colour nothing.
+        numeric = {
+            f.name
+            for f in table.schema
+            if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+        }
         self.columns = [
             k
             for k in data
-            if k not in _BOOKKEEPING and _numeric([r[k] for r in self.rows]) is not None
+            if k in numeric
+            and k not in _BOOKKEEPING
+            and _numeric([r[k] for r in self.rows]) is not None
         ]
         self.parameters = [k for k in self._parameter_names() if k in data]
         if {"tip_x", "tip_y", "tip_z"} <= set(self.columns):
@@ -193,13 +206,24 @@ class SweepTwin:
 
     def shape(self, i: int) -> ModelView:
         """The static shape of point i's design: the sweep's robot with the point's fields set,
-        solved at its inputs (tensions, lengths, tip loads, gravity; the sweep's method)."""
+        solved at its static inputs (tensions, lengths, tip loads, gravity) with the sweep's
+        `method` and `steps` options (`static_tip`: the row's own solve). Other tasks with a
+        robot get the same static shape of their design (their other inputs do not enter).
+        Raises ValueError "no shape for task ..." when the sweep has no robot (`grasp_trial`:
+        a MuJoCo grasp, no rod to re-solve)."""
         import copy
         import time
 
         from softrod.description import set_path, with_fields
-        from softrod.rods import solve_static
+        from softrod.rods import compile_model, solve_static
 
+        if self.spec.get("robot") is None:
+            why = (
+                "a MuJoCo grasp trial of a two-finger gripper, no robot to re-solve"
+                if self.task == "grasp_trial"
+                else "the sweep has no robot"
+            )
+            raise ValueError(f"no shape for task {self.task!r}: {why}")
         row = self.rows[i]
         inputs = copy.deepcopy(dict(self.spec.get("inputs") or {}))
         fields = {}
@@ -211,9 +235,12 @@ class SweepTwin:
         robot = with_fields(self.robot(), fields) if fields else self.robot()
         static = ("tensions", "lengths", "tip_force", "tip_moment", "distributed_force", "gravity")
         loads = {k: v for k, v in inputs.items() if k in static}
-        method = str((self.spec.get("task_options") or {}).get("method", "shooting"))
+        options = self.spec.get("task_options") or {}
+        method = str(options.get("method", "shooting"))
+        # The row's discretisation: `static_tip` compiles with its `steps` option.
+        steps = options.get("steps") if self.task == "static_tip" else None
         t0 = time.perf_counter()
-        sol = solve_static(robot, method=method, **loads)
+        sol = solve_static(compile_model(robot, steps=steps), method=method, **loads)
         return ModelView(
             name="exact",
             success=bool(sol.success),

@@ -6,6 +6,7 @@ Thin like `_server.py`: widgets change the state classes (`run_dynamics`/`Playba
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,10 @@ PAGE_FPS = 30.0
 MIN_RADIUS = 0.0015
 MARKER_RADIUS = 0.003
 POINT_SIZE = 0.004
+#: Longest wait for the browser's rendered frame of "save PNG" [s] (software WebGL is slow).
+RENDER_TIMEOUT = 60.0
+#: Size of the saved PNG [px].
+PNG_SIZE = (800, 600)
 
 
 def _radius(spec: Any) -> float:
@@ -59,6 +64,33 @@ def _camera(server: viser.ViserServer, center: np.ndarray, size: float) -> None:
     server.initial_camera.position = tuple(c + size * np.array([0.9, -1.1, 0.6]))
     server.initial_camera.look_at = tuple(c)
     server.initial_camera.near = size / 100
+
+
+def add_png_button(server: viser.ViserServer) -> Any:
+    """The "save PNG" button every page has: the clicking browser renders the current 3-D view
+    (PNG_SIZE) and downloads it as softrod_view.png."""
+    button = server.gui.add_button("save PNG")
+    button.on_click(_save_png)
+    return button
+
+
+def _save_png(event: Any) -> None:
+    from PIL import Image
+
+    client = event.client
+    if client is None:
+        return
+    width, height = PNG_SIZE
+    try:
+        image = client.get_render(
+            height=height, width=width, transport_format="png", timeout=RENDER_TIMEOUT
+        )
+    except TimeoutError:
+        client.add_notification("save PNG", "the browser returned no frame in time")
+        return
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="PNG")
+    client.send_file_download("softrod_view.png", buf.getvalue(), save_immediately=True)
 
 
 class _Ticker:
@@ -252,6 +284,7 @@ class SceneServer(_Page):
                 slider = gui.add_slider(name, lo, hi, step, float(twin.ctrl[i]))
                 slider.on_update(self._control_callback(i, slider))
                 self.sliders.append(slider)
+        add_png_button(self.server)
         self.readout = gui.add_markdown("starting ...")
         self.draw()
         self._ticker = _Ticker(self._tick)
@@ -330,6 +363,7 @@ class RecordingServer(_Page):
                 title="tip error per row [mm]",
                 aspect=2.0,
             )
+        add_png_button(self.server)
         self.readout = gui.add_markdown("...")
         self.row.on_update(lambda _: self.show_row(int(self.row.value)))
         self.show_row(0)
@@ -386,6 +420,7 @@ class SweepServer(_Page):
             self.point: Any = gui.add_number(
                 "point", 0, min=0, max=max(len(twin.rows) - 1, 0), step=1
             )
+        add_png_button(self.server)
         self.readout = gui.add_markdown("...")
         self.cloud = self.server.scene.add_point_cloud(
             "/sweep/points",
@@ -428,7 +463,9 @@ class SweepServer(_Page):
             view: ModelView | None = self.twin.shape(i)
             shape = "solved" if view and view.success else f"**FAILED**: {view and view.message}"
         except (ValueError, RuntimeError) as exc:
-            view, shape = None, f"no shape ({exc})"
+            # "no shape for task X: why" (a sweep without a robot) reads as it is.
+            text = str(exc)
+            view, shape = None, text if text.startswith("no shape") else f"no shape ({text})"
         row = self.twin.describe(i)
         lines = [f"sweep {self.twin.name}: point {i} of {len(self.twin.rows)} ({shape})"]
         lines += [f"{k}: {_fmt(v)}" for k, v in row.items()]

@@ -43,7 +43,8 @@ LGVI_ELEMENTS = 20
 STRAIN_DAMPING = 2e-3
 #: Field of a "magnet field" run [T]: 20 mT along world +x, across the straight rod.
 MAGNET_FIELD = (0.02, 0.0, 0.0)
-#: Range of a scene slider whose actuator has no ctrlrange (tendon tension [N]).
+#: Range of a scene slider whose actuator gives no range of its own (`_ctrl_ranges`): a tendon
+#: tension of 0 to 5 N.
 DEFAULT_CTRL_MAX = 5.0
 #: A scene control follows its slider over at least this time for the full range [s]: a
 #: slider jump applied as a step made the tdcr box-press chain diverge (5 N in one step).
@@ -281,10 +282,8 @@ class SceneTwin:
         import mujoco
 
         mujoco.mj_forward(self.model, self.data)
-        # Slider range per actuator: its ctrlrange, or tensions up to DEFAULT_CTRL_MAX.
-        limited = self.model.actuator_ctrllimited.astype(bool)
-        rng = self.model.actuator_ctrlrange.copy()
-        rng[~limited] = (0.0, DEFAULT_CTRL_MAX)
+        # Slider range per actuator from the scene's own limits (`_ctrl_ranges`).
+        rng = _ctrl_ranges(self.model)
         self.ctrl_range = rng
         self.ctrl = np.clip(self.data.ctrl.copy(), rng[:, 0], rng[:, 1])
         self.applied = self.ctrl.copy()
@@ -365,6 +364,43 @@ class SceneTwin:
     def extent(self) -> float:
         """A length [m] that frames the scene (the model's extent)."""
         return float(max(self.model.stat.extent, 0.05))
+
+
+def _ctrl_ranges(model: Any) -> np.ndarray:
+    """Slider range (nu, 2) of each actuator's control, from the scene's own limits, first found:
+
+    1. its `ctrlrange` (when `ctrllimited`);
+    2. a position servo (fixed gain kp, affine bias -kp q) on a limited joint: the joint's range;
+    3. a motor (fixed gain g, no bias) with a `forcerange`: forcerange / g;
+    4. else 0 to DEFAULT_CTRL_MAX (a tendon tension [N]).
+    """
+    import mujoco
+
+    out = np.tile([0.0, DEFAULT_CTRL_MAX], (model.nu, 1))
+    fixed, none, affine = (
+        int(mujoco.mjtGain.mjGAIN_FIXED),
+        int(mujoco.mjtBias.mjBIAS_NONE),
+        int(mujoco.mjtBias.mjBIAS_AFFINE),
+    )
+    for i in range(model.nu):
+        gain = float(model.actuator_gainprm[i, 0])
+        fixed_gain = int(model.actuator_gaintype[i]) == fixed and gain != 0.0
+        bias = int(model.actuator_biastype[i])
+        joint = int(model.actuator_trnid[i, 0])
+        on_joint = int(model.actuator_trntype[i]) == int(mujoco.mjtTrn.mjTRN_JOINT)
+        if model.actuator_ctrllimited[i]:
+            out[i] = model.actuator_ctrlrange[i]
+        elif (
+            fixed_gain
+            and bias == affine
+            and model.actuator_biasprm[i, 1] == -gain
+            and on_joint
+            and model.jnt_limited[joint]
+        ):
+            out[i] = model.jnt_range[joint]
+        elif fixed_gain and bias == none and model.actuator_forcelimited[i]:
+            out[i] = np.sort(model.actuator_forcerange[i] / gain)
+    return out
 
 
 def _geom_mesh(m: Any, g: int) -> tuple[np.ndarray, np.ndarray] | None:

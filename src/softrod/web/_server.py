@@ -7,7 +7,6 @@ slider never queues stale solves).
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 import viser
 
-from softrod.web._pages import PlayPanel
+from softrod.web._pages import PlayPanel, add_png_button
 from softrod.web._playback import RUN_DURATION, run_dynamics
 from softrod.web._twin import (
     MODEL_NAMES,
@@ -40,8 +39,6 @@ TENDON_COLOR = (200, 60, 160)
 MODEL_LABELS = {"exact": "exact (shooting)", "pcc": "PCC", "mujoco": "MuJoCo chain"}
 #: Drawn backbone radius: the true one, but at least this much so a thin rod stays visible [m].
 MIN_TUBE_RADIUS = 0.0015
-#: Longest wait for the browser's rendered frame of "save PNG" [s] (software WebGL is slow).
-RENDER_TIMEOUT = 60.0
 #: Frames of the exported playback and their spacing [s].
 EXPORT_FRAMES = 60
 EXPORT_DT = 1.0 / 30.0
@@ -180,8 +177,7 @@ class TwinServer:
         # Dynamics: LGVI / MuJoCo runs from the current state, played with a timeline.
         self.play = PlayPanel(self.server, twin)
 
-        save = gui.add_button("save PNG")
-        save.on_click(self._save_png)
+        add_png_button(self.server)
         self._readout = gui.add_markdown("solving ...")
 
     def _tendon_callback(self, k: int, slider: Any) -> Callable[[Any], None]:
@@ -218,23 +214,6 @@ class TwinServer:
             self._run_locked(lambda: self.twin.drag_tip(target))
 
         self._handle.on_update(on_move)
-
-    def _save_png(self, event: Any) -> None:
-        from PIL import Image
-
-        client = event.client
-        if client is None:
-            return
-        try:
-            image = client.get_render(
-                height=600, width=800, transport_format="png", timeout=RENDER_TIMEOUT
-            )
-        except TimeoutError:
-            client.add_notification("save PNG", "the browser returned no frame in time")
-            return
-        buf = io.BytesIO()
-        Image.fromarray(image).save(buf, format="PNG")
-        client.send_file_download("softrod_view.png", buf.getvalue(), save_immediately=True)
 
     # -- updating -------------------------------------------------------------------------------
     def request_update(self) -> None:
