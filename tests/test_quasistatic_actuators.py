@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from reference.robots import rod_dict
+from reference.robots import every_actuator_dict
 from softrod.description import load_robot
 from softrod.rods import ObserverGains, solve_static
 from softrod.sim import QuasiStaticSim
@@ -31,24 +31,7 @@ EI = E * math.pi * RADIUS**4 / 4
 def robot():
     """Three tendons in segment 0; a chamber, a bending and a torsion actuator and a tip
     magnet in segment 1 (as tests/test_actuators_observer_pcc.py)."""
-    segments = [
-        {
-            "length": 0.1,
-            "disks": 4,
-            "disk_radius": 0.01,
-            "disk_mass": 0.0005,
-            "tendons": [{"offset": 0.008, "angle_deg": a} for a in (0.0, 120.0, 240.0)],
-        },
-        {
-            "length": 0.1,
-            "disks": 4,
-            "disk_radius": 0.01,
-            "chambers": [{"area": 5e-5, "offset": 0.006, "angle_deg": 90.0}],
-            "moment_actuators": [{"moment": [0, 1e-3, 0]}, {"moment": [0, 0, 1e-3]}],
-            "magnets": [{"s": 0.1, "moment": [0, 0, 0.05]}],
-        },
-    ]
-    return load_robot(rod_dict("every_actuator", segments, youngs_modulus=E, radius=RADIUS))
+    return load_robot(every_actuator_dict(youngs_modulus=E, radius=RADIUS))
 
 
 N_STEPS = 4

@@ -119,3 +119,27 @@ def rod_dict(
     if density is not None:
         backbone["density"] = density
     return {"name": name, "model": model, "backbone": backbone, "segments": segments}
+
+
+def every_actuator_dict(youngs_modulus: float = 3.0e6, radius: float = 0.005) -> dict:
+    """Two 0.1 m segments: three tendons in segment 0; a chamber, a bending and a torsion
+    moment actuator and a tip magnet in segment 1 (the observer, PCC and QuasiStaticSim
+    actuator tests' robot)."""
+    segments = [
+        {
+            "length": 0.1,
+            "disks": 4,
+            "disk_radius": 0.01,
+            "disk_mass": 0.0005,
+            "tendons": [{"offset": 0.008, "angle_deg": a} for a in (0.0, 120.0, 240.0)],
+        },
+        {
+            "length": 0.1,
+            "disks": 4,
+            "disk_radius": 0.01,
+            "chambers": [{"area": 5e-5, "offset": 0.006, "angle_deg": 90.0}],
+            "moment_actuators": [{"moment": [0, 1e-3, 0]}, {"moment": [0, 0, 1e-3]}],
+            "magnets": [{"s": 0.1, "moment": [0, 0, 0.05]}],
+        },
+    ]
+    return rod_dict("every_actuator", segments, youngs_modulus=youngs_modulus, radius=radius)
