@@ -27,6 +27,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from hardware_repeatability import merged  # the same train + val merge (dev/ is on the path)
 
 from softrod.validate import read_recording, recording_path, replay_recording
 
@@ -34,24 +35,6 @@ APART = 3.0
 CMD_TOL = 1e-4
 PREV_TOL = 3e-4
 HOLD_TOL = 2e-5
-
-
-def merged(robot: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(t [s], displacement (k, 9) [m], tip (k, 3) [m]) of train + val in time order."""
-    ts, ds, tips = [], [], []
-    columns = None
-    for split in ("train", "val"):
-        path = recording_path(robot, split)
-        rec = read_recording(path, servo_columns=columns)
-        columns = rec.servo_columns
-        t0 = float(np.loadtxt(path, delimiter=",", skiprows=1, usecols=0, max_rows=1))
-        ts.append(rec.t + t0)
-        ds.append(rec.displacement)
-        assert rec.tip is not None
-        tips.append(rec.tip)
-    t = np.concatenate(ts)
-    order = np.argsort(t, kind="stable")
-    return t[order], np.concatenate(ds)[order], np.concatenate(tips)[order]
 
 
 def stats(x: np.ndarray) -> str:
