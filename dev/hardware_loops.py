@@ -78,7 +78,9 @@ def main() -> None:
     spec = load_robot(fitted)
     cal = spec.calibration
     assert cal is not None
-    plain = cal.model_copy(update={"backlash": 0.0, "backlash_per_tension": 0.0})
+    plain = cal.model_copy(
+        update={"backlash": 0.0, "backlash_per_tension": 0.0, "lag_fraction": 0.0}
+    )
     rec = read_recording(data, servo_columns=cal.servo_columns)
     assert rec.tip is not None
     d = rec.displacement
@@ -113,7 +115,7 @@ def main() -> None:
             c = plain.model_copy(update={key: float(value)})
             tips[case], ok = replay_marker(spec.model_copy(update={"calibration": c}), d)
         else:
-            tips[case], ok = replay_marker(spec, d)
+            tips[case], ok = replay_marker(spec, d, t=rec.t)  # the file as fitted (its lag too)
         e = tip_errors_mm(tips[case], rec.tip)
         print(
             f"hardware_loops.{case}: mean {e.mean():.2f} median {np.median(e):.2f} "

@@ -65,6 +65,14 @@ def fit_cmd(
             help="Also fit a play per newton of tendon tension (friction behind a compliance).",
         ),
     ] = False,
+    lag: Annotated[
+        bool,
+        typer.Option(
+            "--lag",
+            help="Also fit a first-order lag (creep) of the displacements: time constant and "
+            "lagging fraction.",
+        ),
+    ] = False,
 ) -> None:
     """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0 unless
     --friction) and write one calibrated robot description that the static solver, the MuJoCo
@@ -83,6 +91,7 @@ def fit_cmd(
         friction=friction,
         hole_wrap=hole_wrap,
         tension_backlash=tension_backlash,
+        lag=lag,
     )
     write_fitted(fit, out)
     obj = {**fit_summary(fit), "output": str(out)}

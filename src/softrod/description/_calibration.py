@@ -9,7 +9,9 @@ mapping between the recording's columns and the robot:
   L_cmd,i = L_rest,i - d_i - pretension_i / k_i (L_rest: the straight-pose path length, k_i the
   tendon's stiffness), after the backlash (play) operator of width `backlash` on each tendon
   (plus `backlash_per_tension` times the tendon's tension [N] of the previous solved row:
-  friction proportional to the tension, behind a compliance, docs/friction.md);
+  friction proportional to the tension, behind a compliance, docs/friction.md); before the
+  play, an optional first-order lag (creep): d_eff = d + lag_fraction (lowpass(d) - d), the
+  lowpass of time constant `lag_time_constant` [s] over the recording's timestamps;
 * output: the tracked marker sits `marker_offset` [m] beyond the tip along the tip tangent; the
   tracker frame is the robot's base frame turned by R = R_y(tilt_y) R_x(tilt_x) R_z(yaw) and
   moved by `tracker_translation`: p_tracker = R p_base + translation.
@@ -47,6 +49,16 @@ class CalibrationSpec(Spec):
         description="Play added per newton of the tendon's tension [m/N] (friction "
         "proportional to the tension); 0 for none.",
     )
+    lag_time_constant: float = Field(
+        default=0.0,
+        description="Time constant of the first-order lag (creep) of each displacement [s]; "
+        "0 for none.",
+    )
+    lag_fraction: float = Field(
+        default=0.0,
+        description="Fraction of each displacement that lags (0: none, 1: a pure first-order "
+        "lag) [-].",
+    )
     marker_offset: float = Field(
         default=0.0, description="Marker distance beyond the tip along the tip tangent [m]."
     )
@@ -76,9 +88,18 @@ class CalibrationSpec(Spec):
             raise ValueError(
                 f"backlash_per_tension must be >= 0 [m/N], got {self.backlash_per_tension!r}"
             )
+        if not self.lag_time_constant >= 0:
+            raise ValueError(f"lag_time_constant must be >= 0 [s], got {self.lag_time_constant!r}")
+        if not 0.0 <= self.lag_fraction <= 1.0:
+            raise ValueError(f"lag_fraction must be in [0, 1], got {self.lag_fraction!r}")
         if min(self.pretension, default=0.0) < 0:
             raise ValueError(f"pretension must be >= 0 [N], got {self.pretension}")
         return self
+
+    @property
+    def has_lag(self) -> bool:
+        """Whether the displacements run through the lag (both lag fields > 0)."""
+        return self.lag_time_constant > 0.0 and self.lag_fraction > 0.0
 
     @property
     def unit_scale(self) -> float:

@@ -117,6 +117,12 @@ TENSION_BACKLASH_INITIAL = 2e-5
 TENSION_BACKLASH_BOUNDS = (0.0, 1e-3)
 TENSION_BACKLASH_SCALE = 5e-5
 
+#: First-order lag (`lag`): start (time constant [s], fraction), time-constant bounds [s] and
+#: optimizer scales (log time constant, fraction). Rows are ~0.6 s apart, the recordings last
+#: 6-25 minutes.
+LAG_INITIAL = (5.0, 0.2)
+LAG_TIME_BOUNDS = (0.1, 1000.0)
+LAG_SCALE = (1.0, 0.1)
 #: Friction fit (with a sequence model): start (mu, stick band [m]), bounds and optimizer
 #: scales. The stick band is a commanded-length change [m] inside which the tendon sticks.
 FRICTION_INITIAL = (0.1, 2e-4)
@@ -150,6 +156,10 @@ class HardwareParams:
     #: Play per newton of tendon tension [m/N] (not in the vector: `calibrate_hardware`'s
     #: `tension_backlash` appends it).
     backlash_per_tension: float = 0.0
+    #: First-order lag of the displacements (`lag`): time constant [s] and lagging fraction
+    #: (not in the vector: `calibrate_hardware`'s `lag` appends them).
+    lag_time_constant: float = 0.0
+    lag_fraction: float = 0.0
 
     def to_vector(self) -> np.ndarray:
         return np.array(
@@ -189,6 +199,8 @@ class HardwareParams:
             "tilt_deg": [math.degrees(a) for a in self.tilt],
             "backlash_m": self.backlash,
             "backlash_per_tension_m_per_N": self.backlash_per_tension,
+            "lag_time_constant_s": self.lag_time_constant,
+            "lag_fraction": self.lag_fraction,
         }
 
 
@@ -232,6 +244,8 @@ def calibrated_robot(
         pretension=[float(v) for v in pre],
         backlash=params.backlash,
         backlash_per_tension=params.backlash_per_tension,
+        lag_time_constant=params.lag_time_constant,
+        lag_fraction=params.lag_fraction,
         marker_offset=params.marker_offset,
         tracker_translation=params.translation,
         tracker_tilt_deg=(math.degrees(params.tilt[0]), math.degrees(params.tilt[1])),
@@ -281,6 +295,35 @@ def play(displacement: np.ndarray, backlash: float) -> np.ndarray:
     for i in range(1, len(d)):
         out[i] = np.clip(out[i - 1], d[i] - backlash, d[i] + backlash)
     return out
+
+
+def lag(
+    displacement: np.ndarray, t: np.ndarray, time_constant: float, fraction: float
+) -> np.ndarray:
+    """First-order lag (creep) of each tendon's displacement history (rows in time order).
+
+    displacement (T, n) [m], t (T,) [s]. Returns d + fraction (y - d), y the first-order lowpass
+    of d with `time_constant` [s] (y_0 = d_0; between rows the command is held, so
+    y_i = y_(i-1) + (1 - exp(-(t_i - t_(i-1)) / time_constant)) (d_i - y_(i-1))): the part
+    `fraction` of a displacement change reaches the robot with the time constant, the rest at
+    once (a viscoelastic tendon or backbone: a standard linear solid). fraction = 0 or
+    time_constant = 0: d unchanged.
+    """
+    d = np.asarray(displacement, dtype=float)
+    if time_constant <= 0.0 or fraction <= 0.0:
+        return d
+    t = np.asarray(t, dtype=float)
+    if t.shape != (len(d),):
+        raise ValueError(f"t must have one time per row ({len(d)}), got shape {t.shape}")
+    gain = 1.0 - np.exp(-np.diff(t) / time_constant)
+    y = np.empty_like(d)
+    y[0] = d[0]
+    for i in range(1, len(d)):
+        y[i] = y[i - 1] + gain[i - 1] * (d[i] - y[i - 1])
+    return d + fraction * (y - d)
+
+
+_lag_op = lag  # `calibrate_hardware` has a flag named `lag`
 
 
 #: A quasi-static sequence model with friction state: (robot, commanded lengths (T, n_t) [m]
@@ -576,6 +619,7 @@ def replay_marker(
     links: int | None = None,
     sequence_model: SequenceModel | None = None,
     friction: tuple[float, float] | None = None,
+    t: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Tracked-marker prediction of a calibrated robot (its `calibration:` block), (k, 3) [m]
     in the tracker frame, and (k,) success flags, rows solved in time order.
@@ -587,8 +631,17 @@ def replay_marker(
     by default a description with a `tendon_friction` block replays through
     `friction_sequence` with its mu and stick band, one without through warm-started
     frictionless solves. The MuJoCo chain has no tendon friction (the block is ignored).
+    t : (T,) the rows' times [s], needed when the calibration has a lag (`lag`, applied to the
+    displacements before the play).
     """
     cal = _calibration(spec)
+    if cal.has_lag:
+        if t is None:
+            raise ValueError(
+                f"robot {spec.name!r}: its calibration has a lag (lag_time_constant "
+                f"{cal.lag_time_constant} s), which needs the rows' times t"
+            )
+        displacement = lag(displacement, t, cal.lag_time_constant, cal.lag_fraction)
     own = description_friction(spec)
     if model == "static" and sequence_model is None and own is not None:
         # The description's friction, its state carried from row to row.
@@ -754,6 +807,7 @@ def calibrate_hardware(
     fit_hole_wrap: bool = False,
     hole_wrap0: float = HOLE_WRAP_INITIAL,
     tension_backlash: bool = False,
+    lag: bool = False,
 ) -> HardwareFit:
     """Fit `HardwareParams` on every `stride`-th row of the train split (static rod model).
 
@@ -768,7 +822,10 @@ def calibrate_hardware(
     straight, which holds a residual bend at zero command). tension_backlash : also fit the
     play per newton of tendon tension (`tension_play`, `backlash_per_tension` [m/N]; with
     `friction_sequence` as the sequence model both are fitted, the strided rows carrying the
-    friction state); the strided rows are solved in order, every row runs the play.
+    friction state); the strided rows are solved in order, every row runs the play. lag : also
+    fit a first-order lag (creep) of the displacements (`lag`: time constant [s], log-scaled,
+    and lagging fraction, from `initial`'s values where set, else `LAG_INITIAL`), over every
+    row's time `train.t` before the rows are strided.
 
     `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
     the Jacobian at the optimum does not identify them), `standard_errors_message`,
@@ -777,7 +834,6 @@ def calibrate_hardware(
     from scipy.optimize import least_squares
 
     train = train or load_tdcr_recording(robot, "train", root=root)  # type: ignore[arg-type]
-    disp = train.displacement
     rows = slice(None, None, stride)
     meas = train.tip[rows]
     p0 = initial or initial_params(robot)
@@ -808,21 +864,38 @@ def calibrate_hardware(
         lo = np.r_[lo, TENSION_BACKLASH_BOUNDS[0]]
         hi = np.r_[hi, TENSION_BACKLASH_BOUNDS[1]]
         scale = np.r_[scale, TENSION_BACKLASH_SCALE]
+    n_lag = 2 if lag else 0
+    if lag:
+        # (log time constant, fraction) last: the rest of the vector keeps its layout.
+        tau0 = p0.lag_time_constant if p0.lag_time_constant > 0.0 else LAG_INITIAL[0]
+        frac0 = p0.lag_fraction if p0.lag_fraction > 0.0 else LAG_INITIAL[1]
+        x0 = np.r_[x0, math.log(tau0), frac0]
+        lo = np.r_[lo, math.log(LAG_TIME_BOUNDS[0]), 0.0]
+        hi = np.r_[hi, math.log(LAG_TIME_BOUNDS[1]), 1.0]
+        scale = np.r_[scale, LAG_SCALE]
     x0 = np.clip(x0, lo, hi)
     free = np.ones(len(x0), dtype=bool)
     if not backlash:
         free[n_hw - 1] = False  # held at p0.backlash
     if sequence_model is not None and not fit_stick_band:
         free[n_hw + 1] = False  # held at friction0[1]
-    seq_disp = disp[rows]
 
     def full(xf: np.ndarray) -> np.ndarray:
         x = x0.copy()
         x[free] = xf
         return x
 
+    def split(x: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
+        """(the vector without the lag, (time constant [s], fraction))."""
+        if not lag:
+            return x, (0.0, 0.0)
+        return x[:-n_lag], (math.exp(float(x[-2])), float(x[-1]))
+
     def resid(xf: np.ndarray) -> np.ndarray:
-        x = full(xf)
+        x, (tau, frac) = split(full(xf))
+        # The lag runs over every row in time order, before the rows are strided.
+        disp = _lag_op(train.displacement, train.t, tau, frac)
+        seq_disp = disp[rows]
         params = _with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash)
         if sequence_model is None:
             pred, _ = predict_marker(robot, params, disp, rows)
@@ -854,16 +927,27 @@ def calibrate_hardware(
         method="trf",
     )
     rms = lambda r: float(np.sqrt(np.mean(np.sum(r.reshape(-1, 3) ** 2, axis=1))) * 1e3)  # noqa: E731
-    x = full(res.x)
+    x, (tau, frac) = split(full(res.x))
     # The optimizer's Jacobian uses relative steps, which vanish for a parameter at 0 (a
     # pretension on its bound): the errors use steps scaled by each parameter's scale instead.
     jac = _forward_jacobian(resid, res.x, res.fun, lo[free], hi[free], scale[free])
     names = _names(len(x) - tension_backlash, n_hw)
     if tension_backlash:
         names = np.append(names, "backlash_per_tension")
+    if lag:
+        names = np.append(names, ["log_lag_time_constant", "lag_fraction"])
     se, se_msg = standard_errors(jac, np.asarray(res.fun), names[free])
+    se_lag = None
+    if se is not None and lag:
+        # d tau = tau d(log tau); the rest in the layout without the lag.
+        se_lag = {"lag_time_constant_s": float(se[-2]) * tau, "lag_fraction": float(se[-1])}
+        se = se[:-n_lag]
+    free_hw = free[: len(free) - n_lag]
+    se_all = _se_dict(x, free_hw, se, n_hw, tension_backlash)
+    if se_all is not None and se_lag is not None:
+        se_all.update(se_lag)
     extra: dict[str, Any] = {
-        "standard_errors": _se_dict(x, free, se, n_hw, tension_backlash),
+        "standard_errors": se_all,
         "standard_errors_message": se_msg,
         "friction": None
         if sequence_model is None
@@ -873,9 +957,12 @@ def calibrate_hardware(
         extra["friction"]["hole_wrap"] = float(x[n_hw + 2])
     if tension_backlash:
         extra["backlash_per_tension"] = float(x[-1])
+    if lag:
+        extra["lag"] = {"time_constant_s": tau, "fraction": frac}
+    fitted = _with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash)
     return HardwareFit(
         robot=robot,
-        params=_with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash),
+        params=replace(fitted, lag_time_constant=tau, lag_fraction=frac),
         initial=p0,
         train_rows=len(meas),
         rmse_before_mm=rms(r0),

@@ -218,6 +218,7 @@ def fit_recording(
     friction: bool = False,
     hole_wrap: bool = False,
     tension_backlash: bool = False,
+    lag: bool = False,
 ) -> HardwareFit:
     """Calibrate `robot` (ftdcr_v4 or ftdcr_v6) on the recording `data` only (every `stride`-th
     row; `calibrate_hardware`). `extra` adds `data`, `rows`, `stride`, `servo_columns` and
@@ -227,8 +228,10 @@ def fit_recording(
     rows as one sequence in time order; stick band held at 0). hole_wrap : with friction, also
     fit the holes' own wrap angle (`tendon_friction.hole_wrap`, friction where the robot is
     straight). tension_backlash : also fit the play per newton of tendon tension
-    (`calibration.backlash_per_tension`; with friction both are fitted). sequence_model : another
-    stateful model instead (its mu and stick band both fitted)."""
+    (`calibration.backlash_per_tension`; with friction both are fitted). lag : also fit a
+    first-order lag of the displacements over the recording's time
+    (`calibration.lag_time_constant`, `lag_fraction`; `calibrate_hardware`). sequence_model :
+    another stateful model instead (its mu and stick band both fitted)."""
     if robot not in ROBOTS:
         raise ValueError(
             f"ROBOT must be one of {', '.join(ROBOTS)} (robots with priors), got {robot!r}"
@@ -250,6 +253,7 @@ def fit_recording(
         fit_stick_band=not own,
         fit_hole_wrap=hole_wrap and model is not None,
         tension_backlash=tension_backlash,
+        lag=lag,
     )
     message = (
         (FRICTION_MESSAGE + HOLE_WRAP_MESSAGE if hole_wrap else FRICTION_MESSAGE)
@@ -405,7 +409,7 @@ def replay_recording(
         data, servo_columns=cal.servo_columns, n_tendons=spec.n_tendons, need_tip=False
     )
     t0, c0 = time.perf_counter(), time.process_time()
-    tip, ok = replay_marker(spec, rec.displacement, model=model, links=links)
+    tip, ok = replay_marker(spec, rec.displacement, model=model, links=links, t=rec.t)
     return Replay(
         robot=spec,
         recording=rec,
