@@ -2,7 +2,7 @@
 marker) of a fitted description on its train file, characterised, and cheap candidate models
 of it screened on train and scored on val.
 
-    PYTHONPATH=src python dev/hardware_residual.py ROBOT FITTED.yaml [--cache FILE.npz]
+    PYTHONPATH=src python dev/hardware_residual.py ROBOT FITTED.yaml [--cache FILE.npz] [TAU:A ...]
 
 FITTED is a `softrod hardware fit` description fitted on ROBOT's train file. Nothing is fitted on
 val: every candidate's parameters come from train rows, val is only replayed.
@@ -17,8 +17,9 @@ val: every candidate's parameters come from train rows, val is only replayed.
    by delta_i predicts the residual J_i delta_i; its few parameters are fitted on train by
    linear least squares (a scan over a time constant), then val's error after the correction
    is printed. Output-side candidates (drift, a tip-frame marker offset) are linear too.
-3. The best lag candidate is checked with a true replay (the filtered displacements through
-   `replay_marker`, nothing linearised).
+   Geometry: each segment's tendon offset scaled (3 more replays per file, `geometry`).
+3. Each TAU:A given (a lag's time constant [s] and fraction) is checked with a true replay
+   (the lagged displacements through `replay_marker`, nothing linearised).
 
 Linearisation error: a candidate's correction is small against the bend, but the check of 3.
 says how far the linear estimate is from the real one.
