@@ -106,6 +106,8 @@ def test_bad_bench_options_are_one_line_errors(capsys: pytest.CaptureFixture[str
         (["bench", "sweep", "--n", "5"], "--n must be >= 10"),
         (["bench", "sweep", "--workers", "0"], "--workers must be >= 1"),
         (["bench", "mujoco", "--samples", "1"], "--samples must be >= 2"),
+        (["bench", "web", "--viewport", "10x10"], "--viewport must be WIDTHxHEIGHT"),
+        (["bench", "web", "--viewport", "wide"], "--viewport must be WIDTHxHEIGHT"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err

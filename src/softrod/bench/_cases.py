@@ -154,11 +154,13 @@ def _batched_envs(
     return out
 
 
-def _web(n: int = 200, links: int = 20, browser: bool = True) -> dict[str, Any]:
+def _web(
+    n: int = 200, links: int = 20, browser: bool = True, viewport: tuple[int, int] = (1280, 800)
+) -> dict[str, Any]:
     """Raises ImportError when viser is missing (`softrod[web]`)."""
     from softrod.bench._web import run_web_bench
 
-    return run_web_bench(n=n, links=links, browser=browser)
+    return run_web_bench(n=n, links=links, browser=browser, viewport=viewport)
 
 
 #: Every benchmark, by subcommand name.

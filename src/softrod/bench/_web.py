@@ -42,6 +42,9 @@ PAGE_TIMESTAMPS = r"""
   }).observe(document, {subtree: true, childList: true, characterData: true});
 })();
 """
+#: Browser window [px]. Software WebGL (no GPU) spends time per pixel: a smaller window
+#: separates the twin's own latency from the rasteriser's (`softrod bench web --viewport`).
+DEFAULT_VIEWPORT = (1280, 800)
 #: Longest wait for one browser update [ms]; the harness polls the page this often [ms].
 WAIT_MS = 120_000
 POLL_MS = 20
@@ -68,7 +71,9 @@ def _server_side(server: TwinServer, n: int) -> list[float]:
     return times
 
 
-def _browser_side(server: TwinServer, n: int) -> dict[str, list[float]] | None:
+def _browser_side(
+    server: TwinServer, n: int, viewport: tuple[int, int] = DEFAULT_VIEWPORT
+) -> dict[str, list[float]] | None:
     """Key press on the tendon slider in headless Chromium -> the page showing the answer:
     "browser" to the shape drawn (the frame after the readout), "readout" to the readout,
     in-page timestamps [s]; None without playwright or Chromium."""
@@ -81,7 +86,7 @@ def _browser_side(server: TwinServer, n: int) -> dict[str, list[float]] | None:
         return None
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
         page.add_init_script(PAGE_TIMESTAMPS)
         page.goto(server.url)
         page.wait_for_selector("text=/^frame \\d+/", timeout=WAIT_MS)
@@ -108,10 +113,16 @@ def _browser_side(server: TwinServer, n: int) -> dict[str, list[float]] | None:
     return {"browser": list(1e-3 * (drawn - key)), "readout": list(1e-3 * (readout - key))}
 
 
-def run_web_bench(n: int = 200, links: int = 20, browser: bool = True) -> dict[str, Any]:
+def run_web_bench(
+    n: int = 200,
+    links: int = 20,
+    browser: bool = True,
+    viewport: tuple[int, int] = DEFAULT_VIEWPORT,
+) -> dict[str, Any]:
     """Latency metrics `web.<model>.{server,browser}_{median,p95}_ms` for the exact solver and
-    the MuJoCo chain (N = `links`) on tdcr3, n updates each."""
-    out: dict[str, Any] = {"web.updates": n}
+    the MuJoCo chain (N = `links`) on tdcr3, n updates each; the browser window is
+    `viewport` (width, height) [px]."""
+    out: dict[str, Any] = {"web.updates": n, "web.viewport_px": f"{viewport[0]}x{viewport[1]}"}
     for model in ("exact", "mujoco"):
         server = TwinServer(RobotTwin("tdcr3", models=(model,), links=links), port=0)
         try:
@@ -119,7 +130,7 @@ def run_web_bench(n: int = 200, links: int = 20, browser: bool = True) -> dict[s
             twin = server.twin
             twin.tensions[:] = 0.0
             server.request_update()
-            times = _browser_side(server, n) if browser else None
+            times = _browser_side(server, n, viewport) if browser else None
             for kind in ("browser", "readout"):
                 if times is None:
                     out[f"web.{model}.{kind}_median_ms"] = None

@@ -267,14 +267,31 @@ def bench_web_cmd(
     browser: Annotated[
         bool, typer.Option("--browser/--no-browser", help="Also time headless Chromium.")
     ] = True,
+    viewport: Annotated[
+        str,
+        typer.Option(
+            "--viewport",
+            help="Browser window WIDTHxHEIGHT [px] (software WebGL costs time per pixel).",
+        ),
+    ] = "1280x800",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     if n < 10:
         raise CliError(f"--n must be >= 10, got {n}")
     if not 1 <= links <= 300:
         raise CliError(f"--links must be in [1, 300], got {links}")
+    size = viewport.lower().split("x")
+    if len(size) != 2 or not all(p.isdigit() and 64 <= int(p) <= 7680 for p in size):
+        raise CliError(f"--viewport must be WIDTHxHEIGHT with 64-7680 px each, got {viewport!r}")
     try:
-        run_case("web", as_json=as_json, n=n, links=links, browser=browser)
+        run_case(
+            "web",
+            as_json=as_json,
+            n=n,
+            links=links,
+            browser=browser,
+            viewport=(int(size[0]), int(size[1])),
+        )
     except ImportError as exc:
         raise CliError(f"{exc}; the browser twin needs viser: pip install softrod[web]") from None
 
