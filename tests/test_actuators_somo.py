@@ -1,4 +1,5 @@
-"""SoMo's torque actuation imports as chambers (issue 20): the seven public definition files."""
+"""SoMo's torque actuation imports as moment actuators (issue 20), uniform at any bend; the earlier
+chamber import stays as actuation "chambers": the seven public definition files."""
 
 from __future__ import annotations
 
@@ -35,9 +36,21 @@ def test_all_seven_files_import_with_actuation():
             for jd in act["joint_definitions"]
             if list(jd["axis"])[2] == 0
         )
-        assert res.robot.n_pressures == bending, path.name
+        # Every bending axis, and the one torsion axis SoMo's test manipulator has.
+        torsion = int(path.name == "manipulator_test_def.yaml")
+        assert res.robot.n_moments == bending + torsion, path.name
+        assert res.robot.n_pressures == 0 and not res.pressure_of_axis
+        assert sorted(res.moment_of_axis.values()) == list(range(res.robot.n_moments))
         assert not any("no tendon equivalent" in n for n in res.notes)
-        assert any("-> chambers" in n for n in res.notes)
+        assert any("-> moment_actuators" in n for n in res.notes)
+        old = import_somo(path, actuation="chambers")
+        assert old.robot.n_pressures == bending, path.name
+        assert any("-> chambers" in n for n in old.notes)
+
+
+def _moment_ctrl(model, res, axis: tuple[int, int]) -> int:
+    """The MuJoCo ctrl index of SoMo's (actuator, axis) in an imported robot's chain."""
+    return model.actuator(f"moment_{res.moment_of_axis[axis]}").id
 
 
 @pytest.mark.parametrize("rule", ["somo", "chain"])
@@ -53,7 +66,7 @@ def test_input_bends_like_somo(path, rule):
     for axis in (0, 1):
         a = np.asarray(act0["joint_definitions"][axis]["axis"], dtype=float)
         data.ctrl[:] = 0.0
-        data.ctrl[res.pressure_of_axis[(0, axis)]] = tau
+        data.ctrl[_moment_ctrl(model, res, (0, axis))] = tau
         assert static_equilibrium(model, data).success
         z = data.site("tip").xmat.reshape(3, 3)[:, 2]
         assert z @ np.cross(a, [0.0, 0.0, 1.0]) > 0.9 * np.linalg.norm(z[:2])
@@ -63,13 +76,32 @@ def test_input_bends_like_somo(path, rule):
             assert lo < ratio < hi, (path.name, ratio)
 
 
-def test_ball_arm_trajectory_columns_are_the_pressures():
+def test_ball_arm_trajectory_columns_are_the_moments():
     res = import_somo(DATA / "bb_arm.yaml")
     traj = yaml.safe_load((DATA / "bb_arm_trajectory.yaml").read_text())
     row = traj["config"]["setpoints"]["main"][0]
-    # [time, act0_ax0, act0_ax1, act1_ax0, ...]: SoMo's order is the pressure order.
-    assert len(row) - 1 == res.robot.n_pressures
-    assert [res.pressure_of_axis[(a, x)] for a in range(5) for x in range(2)] == list(range(10))
+    # [time, act0_ax0, act0_ax1, act1_ax0, ...]: SoMo's order is the moment order (the
+    # pressure order of the chamber import).
+    assert len(row) - 1 == res.robot.n_moments
+    assert [res.moment_of_axis[(a, x)] for a in range(5) for x in range(2)] == list(range(10))
+    old = import_somo(DATA / "bb_arm.yaml", actuation="chambers")
+    assert [old.pressure_of_axis[(a, x)] for a in range(5) for x in range(2)] == list(range(10))
+
+
+def test_uniform_moment_twin_is_the_moment_import():
+    """`uniform_moment_twin` of the chamber import is the moment import (moments A d = 1 per
+    unit input, to round-off); of the moment import it is the robot itself."""
+    from softrod.somo import uniform_moment_twin
+
+    res = import_somo(DATA / "manipulator_test_def.yaml", world_scale=20.0)
+    same, order = uniform_moment_twin(res.robot)
+    assert same is res.robot and order.tolist() == [0, 1, 2]
+    old = import_somo(DATA / "manipulator_test_def.yaml", world_scale=20.0, actuation="chambers")
+    twin, order = uniform_moment_twin(old.robot)
+    assert order.tolist() == [0, 1, 2]  # pressures (axes 0, 1), then the torsion moment
+    got = [act.moment for act in twin.segments[0].moment_actuators]
+    want = [act.moment for act in res.robot.segments[0].moment_actuators]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-15)
 
 
 #: Rule "somo" inverts eq. 8, kappa = 2 N^2 L^2 K_b / (3 N - 1) = 6 N EI / ((3 N - 1) L), so
@@ -90,7 +122,7 @@ def test_bend_factor_is_eq8s_and_midpoint_matches_somo(path):
         res = import_somo(path, rule=rule)
         model = build_spec(res.robot, links=sum(res.n_links), gravity=(0.0, 0.0, 0.0)).compile()
         data = mujoco.MjData(model)
-        data.ctrl[res.pressure_of_axis[(0, 0)]] = tau
+        data.ctrl[_moment_ctrl(model, res, (0, 0))] = tau
         assert static_equilibrium(model, data).success
         z = data.site("tip").xmat.reshape(3, 3)[:, 2]
         ratio = math.acos(min(1.0, z[2])) / (n * tau / kappa)
@@ -131,3 +163,25 @@ def test_somo_trajectory_bad_input_names_the_field():
     data["settings"]["traj_type"] = "waveform"
     with pytest.raises(ValueError, match="settings.traj_type must be 'interp'"):
         read_somo_trajectory(data)
+
+
+def test_follow_trajectory_drives_moments_and_chambers_alike():
+    """The trajectory's columns are SoMo's driven axes in (actuator, axis) order for either
+    import: SoMo's test manipulator (two bending axes and a torsion axis; chambers and a moment
+    with actuation "chambers") follows the same short ramp to the same chain and static tips."""
+    from softrod.somo import SomoTrajectory, follow_trajectory
+
+    traj = SomoTrajectory(np.array([0.0, 0.1]), np.array([[0.0, 0.0, 0.0], [2.0, -1.0, 0.5]]))
+    runs = [
+        follow_trajectory(
+            import_somo(DATA / "manipulator_test_def.yaml", actuation=a),
+            traj,
+            t_end=0.2,
+            sample_dt=0.1,
+        )  # fmt: skip
+        for a in ("moments", "chambers")
+    ]
+    assert runs[0].steps == runs[1].steps == 100
+    np.testing.assert_allclose(runs[0].tip_chain, runs[1].tip_chain, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(runs[0].tip_static, runs[1].tip_static, rtol=0, atol=1e-12)
+    assert np.linalg.norm(runs[0].tip_static[-1] - runs[0].tip_static[0]) > 0.1 * runs[0].length

@@ -247,6 +247,12 @@ def test_cli_import_somo(tmp_path):
     robot = softrod.load_robot(out)
     assert robot.total_length == pytest.approx(0.1)
     assert "# Not mapped" in out.read_text()
+    # SoMo's torques as moment actuators by default; --actuation chambers keeps the earlier import.
+    assert robot.n_moments == 4 and robot.n_pressures == 0
+    args = ["import-somo", str(src), "--world-scale", "20", "-o", str(out), "--overwrite"]
+    assert main([*args, "--actuation", "chambers"]) == 0
+    assert softrod.load_robot(out).n_pressures == 4
+    assert main([*args, "--actuation", "tendons"]) == 2
     assert main(["import-somo", str(src), "--rule", "magic", "-o", str(out), "--overwrite"]) == 2
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"actuator_definitions": [{"actuator_length": -1}]}))

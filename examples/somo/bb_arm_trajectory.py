@@ -3,12 +3,14 @@
 python examples/somo/bb_arm_trajectory.py [--out docs/media/somo_bb_arm_trajectory.mp4]
 python examples/somo/bb_arm_trajectory.py --no-video --json      # the tracking numbers only
 
-The arm is imported with `softrod.somo.import_somo` (each bending axis a chamber whose
-"pressure" is SoMo's torque input); the trajectory's columns (act0_ax0, act0_ax1, act1_ax0, ...)
-are those pressures, interpolated linearly between the setpoints as SoMo's "interp" does.
+The arm is imported with `softrod.somo.import_somo` (each bending axis a moment actuator whose
+input is SoMo's torque, uniform at any bend); the trajectory's columns (act0_ax0, act0_ax1,
+act1_ax0, ...) are those `moments` inputs (`SomoImport.moment_of_axis`), interpolated linearly
+between the setpoints as SoMo's "interp" does.
 No gravity, no ball: the clip shows the actuation alone, sped up `--speed` times.
 `softrod.somo.follow_trajectory` runs the chain and compares its tip every `--sample` seconds
-with the exact static solve for the same inputs (docs/actuators.md, "The ball-playing arm").
+with the exact static solve of the same import at the same inputs (docs/actuators.md, "The
+ball-playing arm").
 """
 
 from __future__ import annotations

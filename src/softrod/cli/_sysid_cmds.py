@@ -264,6 +264,14 @@ def import_somo_cmd(
             "(match SoMo's chain tip compliance).",
         ),
     ] = "somo",
+    actuation: Annotated[
+        str,
+        typer.Option(
+            "--actuation",
+            help="SoMo's torques as moments (moment actuators, any bend; default) or chambers "
+            "(pressures, small bends only).",
+        ),
+    ] = "moments",
     name: Annotated[
         str | None, typer.Option("--name", help="Robot name (default from file).")
     ] = None,
@@ -286,7 +294,7 @@ def import_somo_cmd(
         raise CliError(f"MANIPULATOR: file not found: {manipulator}")
     if output is not None:
         prepare_output(output, overwrite=overwrite)
-    res = import_somo(src, world_scale=world_scale, rule=rule, name=name)
+    res = import_somo(src, world_scale=world_scale, rule=rule, name=name, actuation=actuation)
     # The default file name comes from the definition's name: keep it a plain name in this
     # folder (a name such as "../x" must not write elsewhere).
     stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in res.robot.name).strip(".")
@@ -303,7 +311,7 @@ def import_somo_cmd(
         )
     header = (
         f"# Imported from the SoMo definition {src.name} (softrod import-somo, rule {rule}, "
-        f"world scale {world_scale:g}).\n# Not mapped or approximated:\n"
+        f"world scale {world_scale:g}, actuation {actuation}).\n# Not mapped or approximated:\n"
         + "".join(f"#  - {n}\n" for n in res.notes)
     )
     out_path.write_text(header + res.robot.to_yaml())

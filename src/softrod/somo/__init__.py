@@ -26,7 +26,7 @@ from softrod.somo._empirical import (
     teeple_finger,
 )
 from softrod.somo._grasp import GraspOutcome, GraspTrialConfig, grasp_trial, run_grasp_trial
-from softrod.somo._import import IMPORT_RULES, SomoImport, import_somo, read_somo
+from softrod.somo._import import ACTUATIONS, IMPORT_RULES, SomoImport, import_somo, read_somo
 from softrod.somo._trajectory import (
     ChainTracking,
     SomoTrajectory,
@@ -36,6 +36,7 @@ from softrod.somo._trajectory import (
 )
 
 __all__ = [
+    "ACTUATIONS",
     "IMPORT_RULES",
     "STIFFNESS_RULES",
     "ChainTracking",

@@ -7,14 +7,17 @@ default: the beam SoMo's eq. 8 was calibrated from). The section comes from the 
 E = EI / I. What cannot be mapped is listed in the returned notes, never dropped silently.
 
 SoMo's actuation (`apply_actuation_torques(actuator_nrs, axis_nrs, torques)`: the same torque
-on every joint of one bending axis) is a uniform internal moment along the actuator, which is
-what a chamber gives: each bending axis becomes a chamber of the segment at the backbone's outer
-radius d, on the side that makes a positive input a positive moment about that axis, with
-area 1 / (d Y^2) so that its "pressure" input is SoMo's torque input (world-scaled N m) and the
-moment per unit input is SoMo's. `SomoImport.pressure_of_axis` maps (actuator, axis) to the
-pressure index. A torsion axis (a chamber cannot twist) becomes a moment actuator of the
-segment, moment (0, 0, +-1 / Y^2) per unit input, so its input is SoMo's torque too;
-`SomoImport.moment_of_axis` maps (actuator, axis) to the `moments` index.
+on every joint of one axis) is a uniform internal moment along the actuator whatever the
+curvature: by default (`actuation="moments"`) each driven axis, bending or torsion, becomes a
+moment actuator of the segment with moment +-1 / Y^2 N m about that body axis per unit input, so
+its input is SoMo's torque (world-scaled N m) at any bend. `SomoImport.moment_of_axis` maps
+(actuator, axis) to the `moments` index, in SoMo's (actuator, axis) order.
+
+`actuation="chambers"` keeps the earlier import (descriptions and scripts that pass `pressures`):
+each bending axis becomes a chamber at the backbone's outer radius d, area 1 / (d Y^2), whose
+"pressure" is SoMo's torque (`SomoImport.pressure_of_axis`); a torsion axis stays a moment
+actuator. A chamber's moment is SoMo's only at small bends: its line folds back where the
+curvature reaches 1 / d, and the exact solver has no equilibrium past that.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ import yaml
 from softrod.description import RobotSpec, load_robot
 from softrod.somo._calibration import bending_stiffness_from_joint
 
-__all__ = ["SomoImport", "import_somo", "read_somo", "IMPORT_RULES"]
+__all__ = ["ACTUATIONS", "SomoImport", "import_somo", "read_somo", "IMPORT_RULES"]
 
 IMPORT_RULES = ("somo", "tip", "midpoint", "chain")
+#: How SoMo's torque actuation imports (module docstring); the first is the default.
+ACTUATIONS = ("moments", "chambers")
 #: Poisson ratio used when the SoMo actuator has no torsion joint (rigid in torsion there):
 #: 0.5, an incompressible elastomer, the usual material of SoMo's pneumatic actuators.
 DEFAULT_POISSON = 0.5
@@ -42,7 +47,12 @@ REL_DIFF = 0.01
 
 @dataclass(frozen=True)
 class SomoImport:
-    """Result of `import_somo`: the description, what could not be mapped, and SoMo's N."""
+    """Result of `import_somo`: the description, what could not be mapped, and SoMo's N.
+
+    moment_of_axis : (actuator, axis) -> index into the `moments` input of a driven axis (every
+        driven axis by default; the torsion axes only with actuation "chambers").
+    pressure_of_axis : (actuator, axis) -> index into `pressures` (actuation "chambers" only).
+    """
 
     robot: RobotSpec
     notes: tuple[str, ...]
@@ -109,6 +119,7 @@ def import_somo(
     world_scale: float = 1.0,
     rule: str = "somo",
     name: str | None = None,
+    actuation: str = "moments",
 ) -> SomoImport:
     """Convert a SoMo manipulator definition (module docstring).
 
@@ -119,9 +130,13 @@ def import_somo(
     rule : how `spring_stiffness` maps to EI: "somo" (eq. 8 inverted: the beam SoMo was
         calibrated to), "tip" / "midpoint" (the file's kappa came from those rules), or "chain"
         (the beam that bends like SoMo's chain at the tip).
+    actuation : "moments" (SoMo's torques as uniform moment actuators, `moments` input) or
+        "chambers" (bending axes as chambers, `pressures` input; small bends only).
     """
     if rule not in IMPORT_RULES:
         raise ValueError(f"--rule must be one of {', '.join(IMPORT_RULES)}, got {rule!r}")
+    if actuation not in ACTUATIONS:
+        raise ValueError(f"--actuation must be one of {', '.join(ACTUATIONS)}, got {actuation!r}")
     Y = _num("--world-scale", world_scale)
     data = read_somo(source)
     notes: list[str] = []
@@ -135,9 +150,8 @@ def import_somo(
         )
 
     segments: list[dict[str, Any]] = []
-    actuation: list[list[tuple[int, str, float]]] = []
-    # SoMo's torsion axes per actuator: (joint index, sign), driven by a moment actuator.
-    torsion: list[list[tuple[int, float]]] = []
+    # SoMo's driven axes per actuator, in joint order: (joint index, body axis, sign).
+    driven: list[list[tuple[int, str, float]]] = []
     n_links: list[int] = []
     EIs: list[float] = []
     sections: list[dict[str, float]] = []
@@ -160,9 +174,9 @@ def import_somo(
         joints = act.get("joint_definitions") or []
         kappa: dict[str, float] = {}
         rest: dict[str, float] = {}
-        # SoMo's actuation axes (index into joint_definitions) that a chamber can drive.
+        # SoMo's actuation axes (index into joint_definitions): every bending joint, and the
+        # first torsion joint (the one mapped to G).
         axes_driven: list[tuple[int, str, float]] = []
-        twists: list[tuple[int, float]] = []
         for j, jd in enumerate(joints):
             jw = f"{where}.joint_definitions[{j}]"
             if str(jd.get("joint_type", "revolute")) != "revolute":
@@ -176,10 +190,8 @@ def import_somo(
                 notes.append(f"{jw}: axis {axis} is not a body axis; not mapped")
                 continue
             ax = "xyz"[nz[0]]
-            if ax in "xy":
+            if ax in "xy" or ax not in kappa:
                 axes_driven.append((j, ax, math.copysign(1.0, axis[nz[0]])))
-            elif ax not in kappa:
-                twists.append((j, math.copysign(1.0, axis[nz[0]])))
             if ax in kappa:
                 notes.append(
                     f"{jw}: a second joint about {ax} (SoMo stacks it at the same link); only "
@@ -234,8 +246,7 @@ def import_somo(
                 f"{where}: planar_flag {act.get('planar_flag')} (SoMo's planar constraint) not "
                 "mapped; constrain motion in the scene instead"
             )
-        actuation.append(axes_driven)
-        torsion.append(twists)
+        driven.append(axes_driven)
         notes.append(
             f"{where}: section from the link shape ({section_text}); E = EI / I with "
             f"EI = {EI:.4g} N m^2 from spring_stiffness {kappa[bend_axis]:.4g} N m/rad (rule "
@@ -275,27 +286,8 @@ def import_somo(
         elif k == 0 and precurv is not None:
             base_bb["precurvature"] = precurv
 
-    # Actuation: one chamber per driven bending axis, input = SoMo's torque (module docstring).
-    pressure_of_axis: dict[tuple[int, int], int] = {}
-    for k, seg in enumerate(segments):
-        sec = sections[k]
-        d = sec["radius"] if "radius" in sec else math.sqrt(sec["area"] / math.pi)
-        chambers = []
-        for axis_nr, ax, sign in actuation[k]:
-            # Moment p A (r x e_z): +x needs r along +y (90 deg), +y needs r along -x (180 deg).
-            angle = (90.0 if ax == "x" else 180.0) + (180.0 if sign < 0 else 0.0)
-            chambers.append({"area": 1.0 / (d * Y**2), "offset": d, "angle_deg": angle % 360.0})
-            pressure_of_axis[(k, axis_nr)] = len(pressure_of_axis)
-        if chambers:
-            seg["chambers"] = chambers
-            notes.append(
-                f"actuator_definitions[{k}]: SoMo torque actuation (no tendon routing) of axes "
-                f"{[a for a, _, _ in actuation[k]]} -> chambers (pressures "
-                f"{[pressure_of_axis[(k, a)] for a, _, _ in actuation[k]]}); input = SoMo's "
-                "torque on every joint of the axis (world-scaled N m)"
-            )
-
-    moment_of_axis = _torsion_actuators(segments, torsion, Y, notes)
+    # Actuation: SoMo's torque input per driven axis (module docstring).
+    pressure_of_axis, moment_of_axis = _actuators(segments, sections, driven, Y, actuation, notes)
 
     # Base and tip links.
     if data.get("base_definition"):
@@ -336,27 +328,57 @@ def import_somo(
     )
 
 
-def _torsion_actuators(
+def _actuators(
     segments: list[dict[str, Any]],
-    torsion: list[list[tuple[int, float]]],
+    sections: list[dict[str, float]],
+    driven: list[list[tuple[int, str, float]]],
     Y: float,
+    actuation: str,
     notes: list[str],
-) -> dict[tuple[int, int], int]:
-    """One moment actuator per driven torsion axis (SoMo's equal torque on every torsion joint,
-    a uniform internal twisting moment), moment +-1 / Y^2 N m per unit input (world-scaled
-    like the chambers); returns (actuator, axis) -> `moments` index."""
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int], int]]:
+    """Add SoMo's driven axes to `segments` as actuators whose input is SoMo's torque
+    (world-scaled N m): a moment actuator of moment sign / Y^2 about the body axis (every axis
+    with actuation "moments", torsion only with "chambers"), or a chamber of area 1 / (d Y^2) at
+    the outer radius d (bending with "chambers"). Returns (pressure_of_axis, moment_of_axis)."""
+    pressure_of_axis: dict[tuple[int, int], int] = {}
     moment_of_axis: dict[tuple[int, int], int] = {}
     for k, seg in enumerate(segments):
-        acts = []
-        for axis_nr, sign in torsion[k]:
-            acts.append({"moment": [0.0, 0.0, sign / Y**2]})
-            moment_of_axis[(k, axis_nr)] = len(moment_of_axis)
-        if acts:
-            seg["moment_actuators"] = acts
+        sec = sections[k]
+        d = sec["radius"] if "radius" in sec else math.sqrt(sec["area"] / math.pi)
+        chambers: list[dict[str, Any]] = []
+        moments: list[dict[str, Any]] = []
+        for axis_nr, ax, sign in driven[k]:
+            if actuation == "chambers" and ax in "xy":
+                # Moment p A (r x e_z): +x needs r along +y (90 deg), +y along -x (180 deg).
+                angle = (90.0 if ax == "x" else 180.0) + (180.0 if sign < 0 else 0.0)
+                chambers.append({"area": 1.0 / (d * Y**2), "offset": d, "angle_deg": angle % 360.0})
+                pressure_of_axis[(k, axis_nr)] = len(pressure_of_axis)
+            else:
+                moment = [0.0, 0.0, 0.0]
+                moment["xyz".index(ax)] = sign / Y**2
+                moments.append({"moment": moment})
+                moment_of_axis[(k, axis_nr)] = len(moment_of_axis)
+        where = f"actuator_definitions[{k}]"
+        if chambers:
+            seg["chambers"] = chambers
+            axes = [a for a in pressure_of_axis if a[0] == k]
             notes.append(
-                f"actuator_definitions[{k}]: SoMo torsion actuation of axes "
-                f"{[a for a, _ in torsion[k]]} -> moment_actuators (moments "
-                f"{[moment_of_axis[(k, a)] for a, _ in torsion[k]]}); input = SoMo's torque on "
-                "every torsion joint (world-scaled N m)"
+                f"{where}: SoMo torque actuation (no tendon routing) of axes "
+                f"{[a for _, a in axes]} -> chambers (pressures "
+                f"{[pressure_of_axis[a] for a in axes]}); input = SoMo's torque on every joint "
+                "of the axis (world-scaled N m); SoMo's moment only at small bends"
             )
-    return moment_of_axis
+        if moments:
+            seg["moment_actuators"] = moments
+            axes = [a for a in moment_of_axis if a[0] == k]
+            what = (
+                "torsion actuation"
+                if actuation == "chambers"
+                else "torque actuation (no tendon routing)"
+            )
+            notes.append(
+                f"{where}: SoMo {what} of axes {[a for _, a in axes]} -> moment_actuators "
+                f"(moments {[moment_of_axis[a] for a in axes]}); input = SoMo's torque on every "
+                "joint of the axis (world-scaled N m), a uniform moment at any bend"
+            )
+    return pressure_of_axis, moment_of_axis

@@ -29,7 +29,8 @@ __all__ = [
 @dataclass(frozen=True)
 class SomoTrajectory:
     """times (k,) [s] of the setpoints; inputs (k, n) SoMo torques per setpoint, in SoMo's
-    column order (act0_ax0, act0_ax1, act1_ax0, ...), which is `import_somo`'s pressure order.
+    column order (act0_ax0, act0_ax1, act1_ax0, ...), which is `import_somo`'s `moments` order
+    (its `pressures` order with actuation "chambers").
     Between setpoints the input is linear in time (SoMo's "interp", `interp_type: linear`)."""
 
     times: np.ndarray
@@ -102,7 +103,11 @@ def uniform_moment_twin(robot: RobotSpec) -> tuple[RobotSpec, np.ndarray]:
     curvature (a chamber line folds back where the curvature radius reaches its offset, so the
     exact solver has no equilibrium past that; the MuJoCo chain's chamber tendon is this
     uniform moment at every angle). twin's `moments` input is `inputs[order]` for inputs =
-    pressures then the robot's own moment inputs."""
+    pressures then the robot's own moment inputs. For a robot without chambers (`import_somo`'s
+    default) the twin is the robot itself and order the identity; it is for hand-written
+    chamber robots and imports with actuation "chambers"."""
+    if robot.n_pressures == 0:
+        return robot, np.arange(robot.n_moments, dtype=int)
     segments, order = [], []
     n_c = robot.n_pressures
     k_c = k_m = 0
@@ -124,6 +129,17 @@ def uniform_moment_twin(robot: RobotSpec) -> tuple[RobotSpec, np.ndarray]:
     return twin, np.array(order, dtype=int)
 
 
+def _input_columns(imported: SomoImport) -> np.ndarray:
+    """Index into (pressures, moments) of each trajectory column: SoMo's driven axes in
+    (actuator, axis) order; without the import's maps, the pressures then the moments."""
+    robot = imported.robot
+    by_axis = {**imported.pressure_of_axis}
+    by_axis |= {key: robot.n_pressures + k for key, k in imported.moment_of_axis.items()}
+    if not by_axis:
+        return np.arange(robot.n_pressures + robot.n_moments, dtype=int)
+    return np.array([by_axis[key] for key in sorted(by_axis)], dtype=int)
+
+
 def follow_trajectory(
     imported: SomoImport,
     trajectory: SomoTrajectory,
@@ -138,11 +154,12 @@ def follow_trajectory(
     """Run the imported robot's MuJoCo chain (no gravity) along `trajectory` from rest at t = 0
     to t_end [s] (default its end) and compare its tip every `sample_dt` [s] with the exact
     static solve (`solve_static`, shooting) at the same inputs, SoMo's torques as uniform moments
-    (`uniform_moment_twin`).
+    (the import's moment actuators; chambers through `uniform_moment_twin`).
 
     links : chain links (default SoMo's own, sum(imported.n_links)); options : more
     `build_spec` options (e.g. damping_ratio); on_step(model, data) : called after each step
-    (a renderer). The columns of the trajectory are the pressures (SoMo's torques).
+    (a renderer). The columns of the trajectory are SoMo's torques on the driven axes in
+    (actuator, axis) order (`SomoImport.moment_of_axis`, or `pressure_of_axis` for chambers).
     """
     import mujoco
 
@@ -150,22 +167,31 @@ def follow_trajectory(
     from softrod.rods import as_model, solve_static
 
     robot = imported.robot
-    if trajectory.inputs.shape[1] != robot.n_pressures:
+    columns = _input_columns(imported)
+    if trajectory.inputs.shape[1] != columns.size:
         raise ValueError(
             f"trajectory has {trajectory.inputs.shape[1]} input columns, the robot "
-            f"{robot.n_pressures} pressures"
+            f"{columns.size} driven SoMo axes"
         )
+    n_p, n_m = robot.n_pressures, robot.n_moments
     n_links = links or sum(imported.n_links)
     spec = build_spec(robot, links=n_links, gravity=(0.0, 0.0, 0.0), timestep=timestep,
                       **dict(options or {}))  # fmt: skip
     model = spec.compile()
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    first = model.actuator("pressure_0").id
+    # ctrl index of each input (pressures, then moments).
+    names = [f"pressure_{k}" for k in range(n_p)] + [f"moment_{k}" for k in range(n_m)]
+    ctrl = np.array([model.actuator(name).id for name in names], dtype=int)
+
+    def inputs(t: float) -> np.ndarray:
+        u = np.zeros(n_p + n_m)
+        u[columns] = trajectory.at(t)
+        return u
+
     # The reference: SoMo's uniform torques as moment actuators (`uniform_moment_twin`).
     twin, order = uniform_moment_twin(robot)
     rod = as_model(twin)
-    n_m = robot.n_moments
     t_stop = trajectory.duration if t_end is None else float(t_end)
     samples = np.arange(0.0, t_stop + 1e-9, sample_dt)
     rows: list[tuple[float, np.ndarray, np.ndarray, float]] = []
@@ -176,7 +202,7 @@ def follow_trajectory(
     for ts in samples:
         # Step until the sample time; the input is interpolated at each step's start.
         while data.time < ts - 0.5 * timestep:
-            data.ctrl[first : first + robot.n_pressures] = trajectory.at(data.time)
+            data.ctrl[ctrl] = inputs(data.time)
             mujoco.mj_step(model, data)
             steps += 1
             if on_step is not None:
@@ -186,7 +212,7 @@ def follow_trajectory(
                 break
         if unstable is not None:
             break
-        u = np.concatenate([trajectory.at(float(data.time)), np.zeros(n_m)])
+        u = inputs(float(data.time))
         sol = solve_static(rod, moments=u[order], guess=guess, check_stability=False)
         if not sol.success:
             raise RuntimeError(f"static solve failed at t = {data.time:.3f} s: {sol.message}")
