@@ -328,7 +328,9 @@ def execute_plan_closed_loop(
     def replan(q: np.ndarray, backbone: np.ndarray) -> PlanResult:
         tries[0] += 1
         rng = np.random.default_rng([config.seed, tries[0]])
-        return PressureRRTStar(forward, env, config.planner).plan(q, backbone, rng)
+        margin = config.planner.collision_margin + config.closed_loop.replan_margin_step * tries[0]
+        planner = dataclasses.replace(config.planner, collision_margin=margin)
+        return PressureRRTStar(forward, env, planner).plan(q, backbone, rng)
 
     return execute_closed_loop(
         models.truth,
