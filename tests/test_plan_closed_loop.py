@@ -87,7 +87,7 @@ def test_closed_loop_reaches_the_goal_that_open_loop_misses(case):
     assert np.all(closed.commands <= arm.pressure_upper + 1e-6)
     assert np.abs(np.diff(closed.commands, axis=0)).max() <= fm.step_per_frame + 1e-6
     # Without feedback the closed-loop executor plays exactly the open-loop set-points.
-    off = ClosedLoopConfig(track_waypoints=False, max_corrections=0)
+    off = ClosedLoopConfig(track_waypoints=False, max_corrections=0, pace=1.0)
     same = execute_closed_loop(truth, env, plan, start, fm, off, SETTLE)
     np.testing.assert_array_equal(same.backbones, open_loop.backbones)
     assert same.distance_m == open_loop.distance_m
@@ -103,12 +103,13 @@ def test_closed_loop_config_rejects_bad_values():
 def test_closed_loop_keeps_a_plan_that_already_arrives(case):
     truth, env, plan, fm = case
     # The same plan with a goal region wide enough for the open-loop end: goal servoing does
-    # not start (a re-approach could only lose the goal).
+    # not start (a re-approach could only lose the goal); at the full pump rate the edges are
+    # played exactly as open loop.
     wide = env.model_copy(update={"goal": env.goal.model_copy(update={"radius": 0.5})})
     start = np.zeros(3)
     open_loop = execute_plan(truth, wide, plan, start, SETTLE)
     assert open_loop.in_goal
-    servo_only = ClosedLoopConfig(track_waypoints=False)
+    servo_only = ClosedLoopConfig(track_waypoints=False, pace=1.0)
     closed = execute_closed_loop(truth, wide, plan, start, fm, servo_only, SETTLE)
     assert closed.corrections == 0 and closed.distance_m == open_loop.distance_m
 

@@ -77,6 +77,10 @@ class ClosedLoopConfig:
     """A goal correction retreats along the executed waypoints to the start before it plays
     them forward again (a cycle that erases the friction memory); False retreats only to
     the last waypoint (a shallow retreat, whose end the friction memory shifts)."""
+    pace: float = 1.0 / 3.0
+    """Ramp rate of the executed edges, as a fraction of the planner's pump rate: at full
+    rate a plate moves up to 8 cm per 20 Hz frame, too far for the guard to stop it in time
+    (the friction is rate independent, so the end of a slower edge is nearly the same)."""
     guard_margin: float | None = 0.01
     """Clearance of the measured backbone from the obstacles below which an edge stops (layer
     0) [m]; None plays every edge to its end."""
@@ -90,7 +94,7 @@ class ClosedLoopConfig:
     """Clearance of the predicted corrected motion from the obstacles [m]."""
     max_halvings: int = 3
     """Times a colliding correction is halved before it is skipped."""
-    max_replans: int = 2
+    max_replans: int = 3
     """Plans made again from the measured state during one execution (needs `replan`)."""
     replan_margin_step: float = 0.01
     """The benchmark's re-plans add this much clearance per re-plan to the planner's margin
@@ -115,7 +119,7 @@ class ClosedLoopConfig:
                 f">= 1, got {self.max_corrections}, {self.max_halvings}, {self.max_replans}, "
                 f"{self.hold_frames}"
             )
-        for name in ("gain", "max_step_fraction", "jacobian_step_fraction"):
+        for name in ("gain", "max_step_fraction", "jacobian_step_fraction", "pace"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
         if not 0 <= self.waypoint_gain <= 1 or self.max_offset_fraction < 0:
@@ -340,7 +344,7 @@ def execute_closed_loop(
     truth_obstacles = Obstacles(env)
     guard = None if cfg.guard_margin is None else Obstacles(env, margin=cfg.guard_margin)
     rig = _Rig(truth, start, guard)
-    step_pf, hold = forward.step_per_frame, forward.hold_frames
+    step_pf, hold = cfg.pace * forward.step_per_frame, forward.hold_frames
     wps, predicted = plan.waypoints, plan.predicted
     ends = _edge_ends(wps, forward)
     offset = np.zeros(arm.n_segments)
@@ -382,10 +386,14 @@ def execute_closed_loop(
             continue
         offsets.append(q_to - wps[k])
         if not rig.play(_edge(rig.q, q_to, step_pf, hold)):
-            # The measured backbone came too close to an obstacle: back off to the edge's
-            # start (where the arm was clear) and plan again from there, or stay.
+            # The measured backbone came too close to an obstacle: back off along the reached
+            # waypoints to the start (friction can hold the arm near the obstacle at the
+            # edge's start, and a plan from the start has the most room) and plan again from
+            # there, or stay.
             guard_stops += 1
-            rig.play(_edge(rig.q, sent[-1], step_pf, hold), guarded=False)
+            for q_back in sent[::-1]:
+                rig.play(_edge(rig.q, q_back, step_pf, hold), guarded=False)
+            sent = sent[:1]
             if try_replan():
                 k = 1
                 continue
@@ -430,7 +438,7 @@ def execute_closed_loop(
         if rig.play(_edge(rig.q, q, step_pf, frames)):
             return True
         guard_stops += 1
-        rig.play(_edge(rig.q, q_from, step_pf, hold), guarded=False)
+        rig.play(_edge(rig.q, q_from, step_pf, hold))
         return False
 
     def cycle() -> bool:
