@@ -99,9 +99,13 @@ class ClosedLoopConfig:
     replan_margin_step: float = 0.01
     """The benchmark's re-plans add this much clearance per re-plan to the planner's margin
     [m] (the model has just been wrong near an obstacle)."""
-    measured_jacobian: bool = False
+    measured_jacobian: bool = True
     """Goal servoing measures the arm's Jacobian with one probe cycle per segment (ends
-    `probe_fraction` p_max apart) instead of trusting the model's."""
+    `probe_fraction` p_max apart) instead of trusting the model's, when the tip is within
+    `probe_below_m` of the goal (near the goal the model's Jacobian can be far off; far from
+    it, the model's larger-scale Jacobian, Broyden-corrected, makes bigger progress)."""
+    probe_below_m: float = 0.1
+    """Largest goal distance at which the Jacobian is measured [m]."""
     probe_fraction: float = 0.05
     """Probe step of the measured Jacobian, as a fraction of p_max."""
     secant_update: bool = True
@@ -494,7 +498,12 @@ def execute_closed_loop(
         tip0 = None if first is None else first[1]
         if tip0 is not None:
             best_tip, at_best = tip0, True
-        if tip0 is not None and jac is not None and cfg.measured_jacobian:
+        if (
+            tip0 is not None
+            and jac is not None
+            and cfg.measured_jacobian
+            and np.linalg.norm(_target(env, tip0, w)) <= cfg.probe_below_m
+        ):
             step0 = _dls_step(jac, _target(env, tip0, w), scale, cfg.damping)
             hp = cfg.probe_fraction * scale
             for i in range(arm.n_segments):
