@@ -447,6 +447,7 @@ def run_benchmark(
                     "collision": closed.collision,
                     "corrections": closed.corrections,
                     "replans": closed.replans,
+                    "guard_stops": closed.guard_stops,
                     "distances_m": [float(d) for d in closed.distances_m],
                 },
             }
