@@ -9,7 +9,10 @@ tip displacement of the ground-truth arm with the no-load (PCC) model's for set-
 * fresh approach: reset at the start and approach q0 + dq (what the open-loop plan does).
 
 Prints, per state and step, |tip move| of the truth and of the model, and the ratio of the
-truth's move projected on the model's direction. Run:
+truth's move projected on the model's direction. Then, for four end states, how far the end of
+three consecutive cycles q0 -> (1 - r) q0 -> q0 lies from the first approach's end, for retreat
+depths r = 0.5, 1 (to the start), 1.5 and 2 (beyond it), and how far the vented arm after one
+cycle lies from the vented arm before it. Run:
 
     PYTHONPATH=src python dev/plan_truth_response.py
 """
@@ -98,5 +101,36 @@ def main() -> None:
                     )
 
 
+def retreat_depth() -> None:
+    arm = compile_pneumatic(ARM)
+    truth = GroundTruthArm(arm)
+    pmax = arm.pressure_max
+    zero = np.zeros(3)
+    print("\ncycles q0 -> (1 - r) q0 -> q0: end off the first approach's end [mm]")
+    for frac in ([0.3, 0.5, -0.2], [-0.5, -0.2, 0.3], [0.6, -0.3, 0.5], [-0.2, 0.7, 0.7]):
+        q0 = np.array(frac) * pmax
+        truth.reset(zero)
+        first = truth.run(edge(zero, q0))[-1, -1]
+        out = []
+        for depth in (0.5, 1.0, 1.5, 2.0):
+            x = np.clip(q0 * (1.0 - depth), arm.pressure_lower, arm.pressure_upper)
+            truth.reset(zero)
+            truth.run(edge(zero, q0))
+            errs = []
+            for _ in range(3):
+                truth.run(edge(q0, x))
+                end = truth.run(edge(x, q0))[-1, -1]
+                errs.append(np.linalg.norm(end[:2] - first[:2]) * 1e3)
+            out.append(f"r {depth}: " + " ".join(f"{e:5.1f}" for e in errs))
+        truth.reset(zero)
+        truth.run(edge(zero, q0))
+        vented = truth.run(edge(q0, zero, 40))[-1, -1]
+        truth.reset(zero)
+        before = truth.backbone()[-1]
+        off = np.linalg.norm(vented[:2] - before[:2]) * 1e3
+        print(f"{frac}: " + " | ".join(out) + f" | vented after a cycle off by {off:.1f} mm")
+
+
 if __name__ == "__main__":
     main()
+    retreat_depth()
