@@ -418,8 +418,9 @@ def execute_closed_loop(
     # Layer 2: goal servoing by cycles. Table friction holds the arm through a correction that
     # reverses its last motion, and a shallow retreat leaves a friction memory that shifts the
     # re-approached end; a retreat along the executed waypoints to the start erases it, so the
-    # end of a cycle is a repeatable function of its end set-point, which the resolved-rate
-    # law (model Jacobian, Broyden-corrected) servos. A trust region keeps stick-slip
+    # end of a cycle is a nearly repeatable function of its end set-point, which the
+    # resolved-rate law servos (the model's Jacobian, or near the goal the arm's own, measured
+    # by probe cycles; Broyden-corrected). A trust region keeps stick-slip
     # surprises from compounding: a try that does not bring the tip closer is not kept (the
     # next one starts from the best set-point again, with half the step), and the arm ends at
     # the best end set-point found (a last cycle returns there).
