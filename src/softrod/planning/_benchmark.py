@@ -325,10 +325,20 @@ def execute_plan_closed_loop(
     forward = _forward(models, kind, config)
     tries = [0]
 
-    def replan(q: np.ndarray, backbone: np.ndarray) -> PlanResult:
+    def replan(q: np.ndarray, backbone: np.ndarray) -> PlanResult | None:
         tries[0] += 1
         rng = np.random.default_rng([config.seed, tries[0]])
-        return PressureRRTStar(forward, env, config.planner).plan(q, backbone, rng)
+        base = config.planner.collision_margin
+        step = config.closed_loop.replan_margin_step
+        # A wider margin after the model was wrong near an obstacle; where the arm already
+        # stands inside it, the planner's own margin, then just the step.
+        result: PlanResult | None = None
+        for margin in (base + step * tries[0], base, step):
+            planner = dataclasses.replace(config.planner, collision_margin=margin)
+            result = PressureRRTStar(forward, env, planner).plan(q, backbone, rng)
+            if result.status != "start_in_collision":
+                break
+        return result
 
     return execute_closed_loop(
         models.truth,
@@ -437,6 +447,7 @@ def run_benchmark(
                     "collision": closed.collision,
                     "corrections": closed.corrections,
                     "replans": closed.replans,
+                    "guard_stops": closed.guard_stops,
                     "distances_m": [float(d) for d in closed.distances_m],
                 },
             }
