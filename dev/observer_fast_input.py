@@ -112,12 +112,15 @@ def floor(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 30
             1e-10,
             False,
             True,
+            1,
+            np.zeros(n),
             Y,
             X,
             np.empty(n),
             np.empty((n, n)),
             np.empty(model.n_tendons),
             np.empty(3),
+            np.empty(n),
             np.empty(2),
         )
         out[f"kernel_{m}_updates_ms"] = best(lambda args=args: _observer_steps(*args))
@@ -136,7 +139,7 @@ def floor(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 30
 #: fresh sensitivities (until issue 19's Broyden option), and up to three updates taken only
 #: where the residual after one exceeds 1e-4 (tip error <= 0.066 m per unit of scaled residual
 #: on this robot, so <= 7e-6 m), with Broyden-corrected Jacobians.
-CONFIGS = [(1, 1e-10, False), (2, 1e-10, False), (3, 1e-4, True)]
+CONFIGS = [(1, 1e-10, False, 1), (2, 1e-10, False, 1), (3, 1e-4, True, 1), (3, 1e-4, True, 5)]
 
 
 def run_config(model, inputs, shoot_tips, config) -> dict | None:
@@ -144,9 +147,12 @@ def run_config(model, inputs, shoot_tips, config) -> dict | None:
     per step [ms]; None where this softrod has no such option (main before `broyden`)."""
     import time
 
-    m, rtol, broyden = config
+    m, rtol, broyden, stride = config
+    extra = ({"broyden": True} if broyden else {}) | (
+        {"predictor_stride": stride} if stride > 1 else {}
+    )
     try:
-        gains = ObserverGains(max_updates=m, rtol=rtol, **({"broyden": True} if broyden else {}))
+        gains = ObserverGains(max_updates=m, rtol=rtol, **extra)
     except TypeError:
         return None
     sim = QuasiStaticSim(model, "observer", gains=gains, record_shape=False)
@@ -183,8 +189,8 @@ if __name__ == "__main__":
             found = run_config(model, inputs, shoot.tip_position, config)
             if found is not None:
                 runs.setdefault(config, []).append(found)
-    for (m, rtol, broyden), found in runs.items():
-        out[f"max_updates={m} rtol={rtol:g} broyden={broyden}"] = {
+    for (m, rtol, broyden, stride), found in runs.items():
+        out[f"max_updates={m} rtol={rtol:g} broyden={broyden} predictor_stride={stride}"] = {
             "err_max_m (after 5 steps)": found[-1]["err_max_m"],
             "err_median_m": found[-1]["err_median_m"],
             "wall_ms_median (per repeat)": [round(f["wall_ms_median"], 4) for f in found],
