@@ -3,6 +3,7 @@
 shooting and the time per step for max_updates = 1 (the paper) and a few more.
 
     PYTHONPATH=src .venv/bin/python dev/observer_fast_input.py [SECONDS] [REPEATS] [--floor]
+        [--profile]
 
 The configs (`CONFIGS`) run in turn within each repeat, so their times are paired under the
 same machine load; under `PYTHONPATH=<main's src>` the configs main lacks are skipped.
@@ -112,12 +113,15 @@ def floor(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 30
             1e-10,
             False,
             True,
+            1,
+            np.zeros(n),
             Y,
             X,
             np.empty(n),
             np.empty((n, n)),
             np.empty(model.n_tendons),
             np.empty(3),
+            np.empty(n),
             np.empty(2),
         )
         out[f"kernel_{m}_updates_ms"] = best(lambda args=args: _observer_steps(*args))
@@ -132,11 +136,88 @@ def floor(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 30
     return out
 
 
+def profile(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 400) -> dict:
+    """Where one step's time goes, for the Broyden config (3 updates, rtol 1e-4) on the full
+    grid and with `predictor_stride=5`, at steps 40-42 of the run: the one-call kernel for 1
+    and 3 updates, `observer_update` and the whole `QuasiStaticSim.step`, and the Python
+    parts (`check_inputs`, `_problem`) [ms]: best of `reps` calls."""
+    import time
+
+    from softrod.rods import observer_update
+    from softrod.rods._inputs import _problem, check_inputs
+    from softrod.rods._observer import _observer_steps, _x_scale
+
+    def best(fn) -> float:
+        fn()
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return round(min(times) * 1e3, 4)
+
+    out: dict = {}
+    for k in (40, 41, 42):
+        kw = {key: v[k] for key, v in inputs.items()}
+        inp = check_inputs(model, **kw)
+        pb = _problem(model, inp)
+        n = pb.n_unknowns
+        if k == 40:
+            out["check_inputs_ms"] = best(lambda kw=kw: check_inputs(model, **kw))
+            out["problem_ms"] = best(lambda inp=inp: _problem(model, inp))
+        for stride in (1, 5):
+            gains = ObserverGains(max_updates=3, rtol=1e-4, broyden=True, predictor_stride=stride)
+            sim = QuasiStaticSim(model, "observer", gains=gains, record_shape=False)
+            sim.run({key: v[:k] for key, v in inputs.items()})
+            state = sim._obs
+            assert state is not None and state.positions is not None
+            ny = 15 + model.n_tendons
+            for m in (1, 3):
+                args = (
+                    state.x_scaled * _x_scale(model, n),
+                    _x_scale(model, n),
+                    state.P,
+                    True,
+                    state.positions,
+                    state.load_moment,
+                    (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc),
+                    model.node_s,
+                    (0.01, 1e2, 1e10, 0.5),
+                    m,
+                    1e-4,
+                    True,
+                    True,
+                    stride,
+                    state.defect if state.defect is not None else np.zeros(n),
+                    np.empty((model.n_nodes, ny)),
+                    np.empty((model.n_nodes, 6)),
+                    np.empty(n),
+                    np.empty((n, n)),
+                    np.empty(model.n_tendons),
+                    np.empty(3),
+                    np.empty(n),
+                    np.empty(2),
+                )
+                out[f"step{k}_stride{stride}_kernel_{m}_updates_ms"] = best(
+                    lambda args=args: _observer_steps(*args)
+                )
+            out[f"step{k}_stride{stride}_observer_update_ms"] = best(
+                lambda inp=inp, state=state, gains=gains: observer_update(model, inp, state, gains)
+            )
+
+            def step(sim=sim, state=state, kw=kw) -> None:
+                sim._obs, sim._tip = state, None
+                sim.step(**kw)
+
+            out[f"step{k}_stride{stride}_sim_step_ms"] = best(step)
+    return out
+
+
 #: (max_updates, rtol, broyden) compared: the paper's single update, up to two updates with
 #: fresh sensitivities (until issue 19's Broyden option), and up to three updates taken only
 #: where the residual after one exceeds 1e-4 (tip error <= 0.066 m per unit of scaled residual
 #: on this robot, so <= 7e-6 m), with Broyden-corrected Jacobians.
-CONFIGS = [(1, 1e-10, False), (2, 1e-10, False), (3, 1e-4, True)]
+CONFIGS = [(1, 1e-10, False, 1), (2, 1e-10, False, 1), (3, 1e-4, True, 1), (3, 1e-4, True, 5)]
 
 
 def run_config(model, inputs, shoot_tips, config) -> dict | None:
@@ -144,9 +225,12 @@ def run_config(model, inputs, shoot_tips, config) -> dict | None:
     per step [ms]; None where this softrod has no such option (main before `broyden`)."""
     import time
 
-    m, rtol, broyden = config
+    m, rtol, broyden, stride = config
+    extra = ({"broyden": True} if broyden else {}) | (
+        {"predictor_stride": stride} if stride > 1 else {}
+    )
     try:
-        gains = ObserverGains(max_updates=m, rtol=rtol, **({"broyden": True} if broyden else {}))
+        gains = ObserverGains(max_updates=m, rtol=rtol, **extra)
     except TypeError:
         return None
     sim = QuasiStaticSim(model, "observer", gains=gains, record_shape=False)
@@ -164,6 +248,7 @@ def run_config(model, inputs, shoot_tips, config) -> dict | None:
         "wall_ms_median": float(np.median(wall) * 1e3),
         "cpu_ms_median": float(np.median(cpu) * 1e3),
         "wall_ms_min": float(np.min(wall) * 1e3),
+        "wall_ms_p95": float(np.percentile(wall, 95) * 1e3),
     }
 
 
@@ -183,14 +268,17 @@ if __name__ == "__main__":
             found = run_config(model, inputs, shoot.tip_position, config)
             if found is not None:
                 runs.setdefault(config, []).append(found)
-    for (m, rtol, broyden), found in runs.items():
-        out[f"max_updates={m} rtol={rtol:g} broyden={broyden}"] = {
+    for (m, rtol, broyden, stride), found in runs.items():
+        out[f"max_updates={m} rtol={rtol:g} broyden={broyden} predictor_stride={stride}"] = {
             "err_max_m (after 5 steps)": found[-1]["err_max_m"],
             "err_median_m": found[-1]["err_median_m"],
             "wall_ms_median (per repeat)": [round(f["wall_ms_median"], 4) for f in found],
             "cpu_ms_median (per repeat)": [round(f["cpu_ms_median"], 4) for f in found],
             "wall_ms_min": round(min(f["wall_ms_min"] for f in found), 4),
+            "wall_ms_p95 (per repeat)": [round(f.get("wall_ms_p95", np.nan), 4) for f in found],
         }
     if "--floor" in sys.argv:
         out["floor (best of 300 calls)"] = floor(model, inputs)
+    if "--profile" in sys.argv:
+        out["profile (best of 400 calls)"] = profile(model, inputs)
     print(json.dumps(out, indent=1))

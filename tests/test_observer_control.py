@@ -13,7 +13,15 @@ import softrod
 from softrod.bench import example_robot_path
 from softrod.bench._observer import observer_inputs
 from softrod.control import ResolvedRateController, TendonRobotPlant, make_trajectory, track
-from softrod.rods import ObserverGains, shooting_eval, tip_jacobian
+from softrod.rods import (
+    ObserverGains,
+    check_inputs,
+    observer_update,
+    shooting_eval,
+    tip_jacobian,
+)
+from softrod.rods._inputs import _problem
+from softrod.rods._observer_kernels import _coarse_keep
 from softrod.sim import QuasiStaticSim, with_pose_and_lengths
 
 #: Observer error after the first few steps of a smooth 100 Hz trajectory with tip forces up
@@ -123,11 +131,54 @@ def test_observer_broyden_updates_only_where_needed_keep_up(sms: softrod.RodMode
     1e-5 m bound on the fast inputs (dev/observer_fast_input.py measures its time)."""
     inputs = _fast_inputs(100)
     shoot = QuasiStaticSim(sms, "shooting", record_shape=False).run(inputs)
-    gains = ObserverGains(max_updates=3, rtol=1e-4, broyden=True)
-    obs = QuasiStaticSim(sms, "observer", gains=gains, record_shape=False).run(inputs)
-    err = np.linalg.norm(obs.tip_position - shoot.tip_position, axis=1)
-    assert err[5:].max() < FAST_INPUT_TOL_M
-    assert np.median(obs.residual[5:]) <= 1e-4
+    # The same on the coarse predictor grid (every 5th node: the robot's disks), the shape
+    # and the reported residual still from the full grid.
+    for stride in (1, 5):
+        gains = ObserverGains(max_updates=3, rtol=1e-4, broyden=True, predictor_stride=stride)
+        obs = QuasiStaticSim(sms, "observer", gains=gains, record_shape=False).run(inputs)
+        err = np.linalg.norm(obs.tip_position - shoot.tip_position, axis=1)
+        assert err[5:].max() < FAST_INPUT_TOL_M, stride
+        assert np.median(obs.residual[5:]) <= 1e-4, stride
+
+
+#: The default observer's tip after 12 fast-input steps [m] and its residual, from the code
+#: before the predictor grid (main at 2026-11-27 04:50 UTC): the paper's update is unchanged.
+DEFAULT_OBSERVER_TIP_12 = [0.035156032569134556, 0.033785997862109916, 0.04149888761563211]
+DEFAULT_OBSERVER_RESIDUAL_12 = 1.2864216433178985e-05
+
+
+def test_observer_default_single_update_answers_unchanged(sms: softrod.RodModel) -> None:
+    hist = QuasiStaticSim(sms, "observer", record_shape=False).run(_fast_inputs(12))
+    np.testing.assert_allclose(hist.tip_position[-1], DEFAULT_OBSERVER_TIP_12, rtol=0, atol=1e-15)
+    assert hist.residual[-1] == pytest.approx(DEFAULT_OBSERVER_RESIDUAL_12, rel=1e-9)
+
+
+def test_observer_coarse_predictor_keeps_load_nodes_and_reaches_full_grid(
+    tdcr: softrod.RodModel,
+) -> None:
+    """The predictor grid keeps every node where a load changes (segment ends, disk weights,
+    point loads off the stride) and, with the carried defect, the observer converges to the
+    full grid's equilibrium however coarse the stride."""
+    s21, s33 = float(tdcr.node_s[21]), float(tdcr.node_s[33])
+    kw = dict(
+        tensions=[1.0, 0, 0.3, 0, 2.0, 0, 0.5, 0, 0],
+        point_loads=[(s21, [0.02, 0, 0], [0, 0.001, 0]), (s33, [0, 0.01, 0])],
+    )
+    keep = np.empty(tdcr.n_nodes, dtype=np.int64)
+    pb = _problem(tdcr, check_inputs(tdcr, **kw))
+    n_keep = _coarse_keep(4, pb.geo, pb.ld, keep)
+    assert keep[:n_keep].tolist() == sorted(set(range(0, 61, 4)) | {21, 33})
+    heavy = _problem(tdcr, check_inputs(tdcr, gravity=[0, 0, -9.81], **kw))
+    n_heavy = _coarse_keep(4, heavy.geo, heavy.ld, keep)
+    assert keep[:n_heavy].tolist() == sorted(set(range(0, 61, 2)) | {21, 33})
+    ref = softrod.solve_static(tdcr, **kw)
+    inp = check_inputs(tdcr, **kw)
+    gains = ObserverGains(max_updates=3, broyden=True, predictor_stride=12)
+    state = None
+    for _ in range(STATIC_QUERY_STEPS):
+        state, Y, _, _, res, ok = observer_update(tdcr, inp, state, gains)
+    assert ok and res <= softrod.rods.DEFAULT_RTOL
+    assert np.linalg.norm(Y[-1, :3] - ref.tip_position) < CONVERGED_TIP_TOL_M
 
 
 def test_observer_gains_validated() -> None:
@@ -137,6 +188,8 @@ def test_observer_gains_validated() -> None:
         ObserverGains(max_updates=0)
     with pytest.raises(ValueError, match="broyden"):
         ObserverGains(broyden=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="predictor_stride"):
+        ObserverGains(predictor_stride=0)
 
 
 def test_sensitivities_against_finite_differences(tdcr: softrod.RodModel) -> None:

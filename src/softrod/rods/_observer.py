@@ -28,6 +28,7 @@ from softrod.rods._inputs import (
     with_moment_inputs,
 )
 from softrod.rods._model import RodModel
+from softrod.rods._observer_kernels import _coarse_fill, _coarse_keep
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
 from softrod.rods._shooting import _MAX_TIP_MOVE
@@ -73,6 +74,12 @@ class ObserverGains:
     #: `solve_static`'s continuation step rule (`_shooting._MAX_TIP_MOVE`); a larger motion is
     #: a branch jump or snap-through (status 5 / not converged, with a message).
     max_tip_move: float = _MAX_TIP_MOVE
+    #: The updates' grid: 1 = the model's grid (the paper); k > 1 = every k-th node plus
+    #: every node where a load, segment or tension profile changes (the loads between them
+    #: are exact), with the full-grid residual carried as a defect correction; the shape and
+    #: the reported residual stay a full-grid integration at the final estimate
+    #: (docs/validation.md "The observer on fast inputs").
+    predictor_stride: int = 1
 
     def __post_init__(self) -> None:
         for name in ("P0", "Q", "V", "dt", "max_step", "rtol", "max_tip_move"):
@@ -85,19 +92,25 @@ class ObserverGains:
             raise ValueError(
                 f"observer max_updates must be an integer >= 1, got {self.max_updates!r}"
             )
+        if not (isinstance(self.predictor_stride, int) and self.predictor_stride >= 1):
+            raise ValueError(
+                f"observer predictor_stride must be an integer >= 1, got {self.predictor_stride!r}"
+            )
 
 
 @dataclass(frozen=True)
 class ObserverState:
     """What an observer carries between updates: unknowns x (scaled), covariance P, and the
     last shape (n_nodes, 3) with the base moment of the loads on it [N m] (for the
-    known-input prediction)."""
+    known-input prediction); with `ObserverGains.predictor_stride` > 1 also the full-grid
+    minus predictor-grid scaled residual at the last estimate, `defect` (n,) (None: zero)."""
 
     x_scaled: np.ndarray
     P: np.ndarray
     gains: ObserverGains = field(default_factory=ObserverGains)
     positions: np.ndarray | None = None
     load_moment: np.ndarray | None = None
+    defect: np.ndarray | None = None
 
     @classmethod
     def from_result(
@@ -160,12 +173,15 @@ def _observer_steps(
     tol,
     broyden,
     zero_lag,
+    stride,
+    defect,
     Y,
     X,
     xs_out,
     P_out,
     tau_out,
     load_moment_out,
+    defect_out,
     info_out,
 ):
     """One observer call in one kernel (`observer_update` is its Python front): the
@@ -175,6 +191,13 @@ def _observer_steps(
     zero-lag one) and the loads' base moment on the new shape. The residual checks integrate
     with sensitivities (a fresh Jacobian for the next update), or with `broyden` plainly,
     the Jacobian then corrected by Broyden's rank-one formula.
+
+    With `stride` > 1 (and `zero_lag`) the updates run on the coarse predictor grid
+    (`_observer_kernels._coarse_keep`), their residuals corrected by `defect` (n,) (full-grid
+    minus coarse residual at the last estimate, zero on a cold start); the shape and the
+    reported residual are then always a full-grid integration at the final estimate, and
+    defect_out the new defect (one more coarse plain integration there when no coarse check
+    ran at it). With stride 1, defect_out = defect.
 
     x : (n,) unknowns [N m, N] of the state; scale : (n,) their scales; P : (n, n) covariance.
     has_prev, prev_positions (n_nodes, 3) [m], prev_load_moment (3,) [N m]: the last shape
@@ -193,11 +216,36 @@ def _observer_steps(
     M_tip = bc[0]
     xp = x.copy()
     moments = np.empty((n_nodes, 3))
+    defect_out[:] = defect
     # Known-input prediction: the change of the loads' base moment on the last shape.
     if has_prev:
         _distal_moments_on_shape(prev_positions, node_s, N_end, q_step, node_moment, M_tip, moments)
         for a in range(3):
             xp[a] += moments[0, a] - prev_load_moment[a]
+    # The predictor grid: the full one, or its kept nodes (loads exact between them).
+    keep = np.empty(n_nodes, dtype=np.int64)
+    n_keep = n_nodes
+    if stride > 1 and zero_lag:
+        n_keep = _coarse_keep(stride, geo, ld, keep)
+    coarse = n_keep < n_nodes
+    geo_p = geo
+    ld_p = ld
+    Yp = Y
+    Xp = X
+    if coarse:
+        mag = ld[4]
+        ns_c = np.empty(n_keep)
+        seg_c = np.empty(n_keep - 1, dtype=np.int64)
+        Ne_c = np.empty((n_keep - 1, 3))
+        q_c = np.empty((n_keep - 1, 3))
+        nm_c = np.empty((n_keep, 3))
+        ts_c = np.empty((n_keep - 1, ld[3].shape[1]))
+        nd_c = np.empty((n_keep, 3))
+        _coarse_fill(keep[:n_keep], geo, ld, ns_c, seg_c, Ne_c, q_c, nm_c, ts_c, nd_c)
+        geo_p = (ns_c, seg_c, geo[2], geo[3], geo[4])
+        ld_p = (Ne_c, q_c, nm_c, ts_c, (mag[0], nd_c, mag[2], mag[3]))
+        Yp = np.empty((n_keep, ny))
+        Xp = np.empty((n_keep, 6))
     z = np.empty(ny * (1 + n))
     r = np.empty(n)
     J = np.empty((n, n))
@@ -206,9 +254,12 @@ def _observer_steps(
     info_out[1] = np.inf
     # np.bool_, not the literal True: numba compiles the kernels once for both values.
     store = np.bool_(True)
-    if not _residual(xp, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r, J):
+    if not _residual(xp, length_mode, tau_fixed, base, geo_p, ld_p, bc, store, Yp, Xp, z, r, J):
         info_out[0] = 1.0
         return
+    if coarse:
+        for i in range(n):
+            r[i] += defect[i]
     xs = xp / scale
     Pc = P.copy()
     xs_new = np.empty(n)
@@ -236,16 +287,21 @@ def _observer_steps(
         # when no further update is needed.
         x_new = xs * scale
         if broyden:
-            ok = _plain_residual(x_new, length_mode, tau_fixed, base, geo, ld, bc, Y, X, z0, r_new)
+            ok = _plain_residual(
+                x_new, length_mode, tau_fixed, base, geo_p, ld_p, bc, Yp, Xp, z0, r_new
+            )
         else:
             ok = _residual(
-                x_new, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r_new, J
+                x_new, length_mode, tau_fixed, base, geo_p, ld_p, bc, store, Yp, Xp, z, r_new, J
             )
         if not ok:
             xs_out[:] = xs
             P_out[:, :] = Pc
             info_out[0] = 2.0
             return
+        if coarse:
+            for i in range(n):
+                r_new[i] += defect[i]
         res = np.max(np.abs(r_new))
         fresh = res <= tol
         if fresh:
@@ -270,6 +326,19 @@ def _observer_steps(
     xs_out[:] = xs
     P_out[:, :] = Pc
     tau = x_new[3:].copy() if length_mode else tau_fixed.copy()
+    if coarse:
+        # The coarse residual at the final estimate (defect-corrected), for the new defect.
+        x_new = xs * scale
+        if not fresh and not _plain_residual(
+            x_new, length_mode, tau_fixed, base, geo_p, ld_p, bc, Yp, Xp, z0, r_new
+        ):
+            info_out[0] = 3.0
+            return
+        if not fresh:
+            for i in range(n):
+                r_new[i] += defect[i]
+        r[:] = r_new
+        fresh = False
     if zero_lag and not fresh:
         # Re-integrate at the update (no sensitivities) and report its residual.
         x_new = xs * scale
@@ -278,6 +347,10 @@ def _observer_steps(
             info_out[0] = 3.0
             return
         res = np.max(np.abs(r_new))
+        if coarse:
+            # Full-grid minus coarse residual at the final estimate: the next call's defect.
+            for i in range(n):
+                defect_out[i] = defect[i] + r_new[i] - r[i]
     tau_out[:] = tau
     positions = Y[:, 0:3].copy()
     _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, M_tip, moments)
@@ -382,6 +455,7 @@ def _observer_update(
     P = np.empty((n_unk, n_unk))
     tau = np.empty(n_t)
     load_moment = np.empty(3)
+    defect = np.empty(n_unk)
     info = np.empty(2)
     has_prev = state.positions is not None and state.load_moment is not None
     # One kernel call (`_observer_steps`): no Python per update.
@@ -399,12 +473,15 @@ def _observer_update(
         tol,
         gains.broyden,
         zero_lag,
+        gains.predictor_stride,
+        state.defect if state.defect is not None else np.zeros(n_unk),
         Y,
         X,
         xs,
         P,
         tau,
         load_moment,
+        defect,
         info,
     )
     status = int(info[0])
@@ -414,7 +491,7 @@ def _observer_update(
         return ObserverState(xs, P, gains), Y, X, pb.tau_fixed, float("inf"), False
     if status == 3:
         return ObserverState(xs, P, gains), Y, X, tau, float("inf"), False
-    new_state = ObserverState(xs, P, gains, Y[:, :3].copy(), load_moment)
+    new_state = ObserverState(xs, P, gains, Y[:, :3].copy(), load_moment, defect)
     return new_state, Y, X, tau, float(info[1]), True
 
 
