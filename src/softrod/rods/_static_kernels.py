@@ -62,6 +62,9 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     LU = np.zeros((6, 6))  # Cosserat: LU of J; Kirchhoff: inverse of the moment block
     piv = np.zeros(6, dtype=np.int64)
     T = np.zeros((n_t, 3))  # unit tendon tangents (body frame)
+    # Body-frame tendon directions w (3) and |w| of the section Newton's iterate (|w| = 0:
+    # tendon not loaded there), for its step limit.
+    Wd = np.zeros((n_t, 4))
     # Tendon paths at the current stage: body-frame r and r' (n_t, 6); straight: r' = 0.
     routed = tendon.shape[1] > 4
     Rt = np.zeros((n_t, 6))
@@ -155,6 +158,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     Jw[4, 4] = kb1
                     Jw[5, 5] = kb2
                     for i in range(n_t):
+                        Wd[i, 3] = 0.0
                         ti = tau[i] * tau_scale[kk, i]  # friction: tau_i(s) = tau_i c_i(s)
                         if tendon[i, 3] < seg or ti == 0.0:
                             continue
@@ -169,6 +173,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                             w1 += Rt[i, 4]
                             w2 += Rt[i, 5]
                         nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                        Wd[i, 0], Wd[i, 1], Wd[i, 2], Wd[i, 3] = w0, w1, w2, nw
                         t0, t1, t2 = w0 / nw, w1 / nw, w2 / nw
                         g[0] += ti * t0
                         g[1] += ti * t1
@@ -273,10 +278,6 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                             for j in range(r + 1, 6):
                                 b[r] -= LU[r, j] * b[j]
                             b[r] /= LU[r, r]
-                        for a in range(6):
-                            x[a] += b[a]
-                            dmax = max(dmax, abs(b[a]))
-                            xmax = max(xmax, abs(x[a]))
                     else:
                         # Kirchhoff: explicit inverse of the 3x3 moment block.
                         a00, a01, a02 = Jw[3, 3], Jw[3, 4], Jw[3, 5]
@@ -299,10 +300,34 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         LU[2, 1] = (a01 * a20 - a00 * a21) * inv
                         LU[2, 2] = (a00 * a11 - a01 * a10) * inv
                         for a in range(3):
-                            d = -(LU[a, 0] * g[3] + LU[a, 1] * g[4] + LU[a, 2] * g[5])
-                            x[3 + a] += d
-                            dmax = max(dmax, abs(d))
-                            xmax = max(xmax, abs(x[3 + a]))
+                            b[a] = 0.0
+                            b[3 + a] = -(LU[a, 0] * g[3] + LU[a, 1] * g[4] + LU[a, 2] * g[5])
+                    # Step limit: no loaded tendon's direction w = v + u x r moves by more
+                    # than |w| / 2. The balance is the gradient of a convex energy, smooth
+                    # while every |w| > 0, but its tendon term turns w / |w| and so is
+                    # stiffest next to the fold w = 0; a full step from far away (the cold
+                    # start at the base) can cross it, where w / |w| flips and Newton cycles
+                    # between two iterates (seed 1 case 130, docs/validation.md). Inside
+                    # |dw| <= |w| / 2 no iterate gets within |w| / 2 of the fold and the
+                    # direction turns by at most 30 degrees, a region where the model is
+                    # close to its linearisation; near the solution the step is far below it
+                    # and Newton is unchanged (quadratic).
+                    alpha = 1.0
+                    for i in range(n_t):
+                        nw = Wd[i, 3]
+                        if nw == 0.0:
+                            continue
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        f0 = b[0] + b[4] * rr2 - b[5] * rr1
+                        f1 = b[1] + b[5] * rr0 - b[3] * rr2
+                        f2 = b[2] + b[3] * rr1 - b[4] * rr0
+                        ndw = np.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+                        if ndw > 0.5 * nw:
+                            alpha = min(alpha, 0.5 * nw / ndw)
+                    for a in range(6):
+                        x[a] += alpha * b[a]
+                        dmax = max(dmax, abs(b[a]))
+                        xmax = max(xmax, abs(x[a]))
                     if dmax <= _SECTION_XTOL * xmax:
                         settled = True
                         break
