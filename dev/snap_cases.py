@@ -31,8 +31,8 @@ import softrod  # noqa: E402
 
 #: (seed, index) of the probe's load paths that stop early (seeds 0 and 1, N = 150): not folds
 #: of the load path; 139, 108 and 110 stop where a tendon folds back (no equilibrium of the
-#: tendon model beyond); 130's section Newton, cold-started at the base, cycles at 54.5 % of
-#: the load (a solver failure: with a step limit it goes on to a real fold at 62.8 %,
+#: tendon model beyond); 130's section Newton, cold-started at the base, cycled at 54.5 % of
+#: the load (a solver failure: with its step limit it now goes on to a real fold at 62.6 %,
 #: docs/validation.md). All four are outside the restated plausible domain (fold number > 1).
 FAILURES: list[tuple[int, int]] = [(0, 139), (1, 108), (1, 110), (1, 130)]
 

@@ -116,6 +116,57 @@ def test_warm_start_ramps_from_the_guess(cases):
 
 
 # ---------------------------------------------------------------------------------------------
+# The section Newton's step limit (docs/validation.md, seed 1 case 130)
+
+#: Case 130 of `dev/static_property_probe.py` seed 1: a soft one-segment Kirchhoff robot whose
+#: loaded tendon sits at 17.3 mm on a 63 mm backbone, under a dead tip moment and gravity.
+CASE_130 = {
+    "name": "p",
+    "model": "kirchhoff",
+    "backbone": {
+        "youngs_modulus": 96756.12100045096,
+        "poisson_ratio": 0.3,
+        "density": 1719.4562076908326,
+        "radius": 0.004945767117654969,
+    },
+    "segments": [
+        {
+            "length": 0.06288361892124893,
+            "disks": 9,
+            "disk_radius": 0.024728835588274847,
+            "disk_mass": 0.0,
+            "tendons": [
+                {"offset": 0.01047150450951226, "angle_deg": 97.67386545888695},
+                {"offset": 0.01730323651325858, "angle_deg": 288.66234093663894},
+            ],
+        }
+    ],
+}
+CASE_130_LOADS = {
+    "tensions": [0.0, 0.14025998413603533],
+    "tip_moment": [8.213953474583514e-05, 0.0003167712180097863, 0.0006918040201614903],
+    "gravity": [0.0, 0.0, -9.81],
+}
+
+
+def test_section_newton_step_limit_reaches_the_tendon_fold():
+    """The section Newton at the base starts from zero strain; without a step limit it cycled
+    across the tendon's fold w = 0 at 54.5 % of case 130's load, and the solve stopped there
+    with a false 'no section balance'. Limited to |dw| <= |w| / 2, 60 % of the load is a
+    stable equilibrium (the one a 120-step warm-started ramp reaches, to 5e-16 m), and the
+    full load stops at the real fold (path density 2e-4 at 62.6 %) with the fold message."""
+    model = compile_model(softrod.load_robot(CASE_130))
+    part = {key: (0.6 * np.asarray(value)).tolist() for key, value in CASE_130_LOADS.items()}
+    sol = softrod.solve_static(model, **part)
+    assert sol.success and sol.stable, sol.message
+    np.testing.assert_allclose(sol.tip_position, (0.0245378, -0.038202, 0.0017452), atol=1e-6)
+    full = softrod.solve_static(model, **CASE_130_LOADS)
+    assert not full.success
+    assert 0.6 < full.load_scale < 0.65
+    assert "nearly folds back" in full.message
+
+
+# ---------------------------------------------------------------------------------------------
 # Tip error estimate (step doubling)
 
 TDCR_LOADS = dict(

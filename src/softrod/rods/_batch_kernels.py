@@ -6,10 +6,10 @@ same constants and path rules: direct Newton (bounded steps) when the change of 
 the robot little (external loads and tendons, `_direct_ok`), else continuation from rest or
 from the guess's inputs whose steps are accepted only while the tip stays on the branch
 (`_tip_step_ok`; status 5 when the smallest step still jumps), so every item lands on the
-equilibrium `solve_static` finds or fails with its status. Continuation's increments differ:
-sized from how much of the tip check's bounds the last step used (`_step_factor`), and the
-intermediate equilibria converged to `_STEP_RTOL` only (about half the evaluations per
-continued item; the same branch, the same acceptance test). Converged tension-controlled items
+equilibrium `solve_static` finds or fails with its status. Continuation's step rule is
+`solve_static`'s too (`_static_kernels._next_load_step`: sized from how much of the tip
+check's bounds the last step used; intermediate equilibria converged to `_STEP_RTOL` only),
+so both take the same path. Converged tension-controlled items
 are checked for stability (`_stability`'s kernels; status 7 when unstable). Items whose load
 would need multiple shooting (bending angle above `_MULTI_SHOOT_ANGLE`) are not solved: they
 come back with status `STATUS_NEEDS_MULTIPLE_SHOOTING` and NaN outputs, never with a
@@ -39,10 +39,14 @@ from softrod.rods._stability import (
     _transfer_maps,
 )
 from softrod.rods._static_kernels import (
+    _FIRST_STEP_ANGLE,
+    _STEP_RTOL,
     _distal_loads,
     _distal_moments_on_shape,
     _evaluate,
     _newton,
+    _next_load_step,
+    _tip_step_use,
 )
 
 # The strategy constants are `_shooting`'s (imported, not copied, so the two cannot drift).
@@ -54,8 +58,6 @@ from softrod.rods._shooting import (  # isort: skip
     _DIRECT_LOAD_ANGLE,
     _DIRECT_STEP_BOUND,
     _MAX_CONTINUATION_SOLVES,
-    _MAX_TIP_DEVIATION,
-    _MAX_TIP_MOVE,
     _MIN_LOAD_STEP,
     _MULTI_SHOOT_ANGLE,
     _ROUND_OFF_RESIDUAL,
@@ -63,23 +65,6 @@ from softrod.rods._shooting import (  # isort: skip
 )
 
 __all__: list[str] = []
-
-#: Continuation step control of the batch (cheaper than `_shooting`'s doubling and halving,
-#: with the same acceptance test, `_tip_step_ok`, so it follows the same branch): the first
-#: load increment bends the robot by about this angle [rad] (`_shooting` starts at
-#: `_DIRECT_LOAD_ANGLE`, whose first trial mostly failed Newton or jumped: 12-49 evaluations)...
-_FIRST_STEP_ANGLE = 1.0
-#: ...and each next increment is sized to use this fraction of the tip check's bounds
-#: (`_step_factor`), growing at least x`_MIN_STEP_GROWTH`, and a rejected one shrinks at least
-#: to x`_MIN_STEP_CUT`. Measured on `bench static-batch`'s loads: 35 instead of 61
-#: evaluations per continued item (dev/batch_profile.py), 8.5 steps instead of 13.
-_STEP_SAFETY = 0.7
-#: Scaled residual to which the intermediate equilibria of continuation are converged (the
-#: last step, at the full inputs, to rtol): they only carry the path and the tip check, whose
-#: bounds are 0.05-0.2 L, and Newton's last iteration from 1e-6 to 1e-10 is saved at each.
-_STEP_RTOL = 1e-6
-_MIN_STEP_GROWTH = 0.25
-_MIN_STEP_CUT = 0.1
 
 #: Item status beyond `_shooting`'s (0-3 Newton, 5 a jump, 6 the time budget) and
 #: `_stability`'s 7 (unstable): the load needs multiple shooting (not solved here).
@@ -221,49 +206,15 @@ def _direct_ok(act0, force0, act1, force1, length_mode, model_par):
 
 
 @njit(cache=True)
-def _tip_move(tip, tip_cur, tip_prev, has_prev, ratio, length, out):
-    """The step's tip move and its deviation from the secant prediction, as fractions of
-    their bounds (`_MAX_TIP_MOVE` L, `_MAX_TIP_DEVIATION` L; deviation 0 without a previous
-    step) into out (2,); returns `_shooting._tip_step_ok`: both at most 1 and the tip finite."""
-    move = 0.0
-    dev = 0.0
-    for a in range(3):
-        if not np.isfinite(tip[a]):
-            out[:] = np.inf
-            return False
-        move += (tip[a] - tip_cur[a]) ** 2
-        if has_prev:
-            dev += (tip[a] - tip_cur[a] - ratio * (tip_cur[a] - tip_prev[a])) ** 2
-    out[0] = np.sqrt(move) / (_MAX_TIP_MOVE * length)
-    out[1] = np.sqrt(dev) / (_MAX_TIP_DEVIATION * length)
-    return out[0] <= 1.0 and out[1] <= 1.0
-
-
-@njit(cache=True)
-def _step_factor(used, grow):
-    """Next load increment over this one from the tip check's use of its bounds (`_tip_move`'s
-    out (2,)): the move grows like the increment, the secant's deviation like its square, so
-    the next increment uses `_STEP_SAFETY` of each bound; after an accepted step at most 2 (as
-    `_shooting`'s doubling) and at least `_MIN_STEP_GROWTH`, after a rejected one at most 1/2
-    (`_shooting`'s halving) and at least `_MIN_STEP_CUT`."""
-    f = 2.0 if grow else 0.5
-    if used[0] > 0.0:
-        f = min(f, _STEP_SAFETY / used[0])
-    if used[1] > 0.0:
-        f = min(f, np.sqrt(_STEP_SAFETY / used[1]))
-    return max(f, _MIN_STEP_GROWTH if grow else _MIN_STEP_CUT)
-
-
-@njit(cache=True)
 def _follow(
     act0, force0, act1, force1, x_start, dmu, length_mode, model_par, rtol, Y, X, counters, x_out
 ):
     """`_shooting`'s `follow`: move the inputs from the start (an equilibrium at x_start) to
     the target with adaptive increments and a secant predictor; a step is kept only when
-    Newton converged with bounded steps and the tip stayed on the branch (`_tip_step_ok`),
-    else it is halved. x_out receives the unknowns at the last level reached; returns (the
-    fraction of the way reached, status: 0, 5 for a jump within the smallest step, else
-    Newton's)."""
+    Newton converged with bounded steps and the tip stayed on the branch (`_tip_step_use`),
+    each next increment from `_next_load_step` (one rule with `solve_static`). x_out
+    receives the unknowns at the last level reached; returns (the fraction of the way
+    reached, status: 0, 5 for a jump within the smallest step, else Newton's)."""
     length = model_par[8][2]
     n = x_out.shape[0]
     act = np.empty(act0.shape[0])
@@ -299,11 +250,12 @@ def _follow(
             counters,
         )  # fmt: skip
         solves += 1
-        jumped = False
-        if st == 0 and not _tip_move(Y[last, 0:3], tip_mu, tip_prev, has_prev, ratio, length,
-                                     used):  # fmt: skip
+        if st == 0 and not _tip_step_use(Y[last, 0:3], tip_mu, tip_prev, has_prev, ratio,
+                                         length, used):  # fmt: skip
             st = 5
-            jumped = True
+        # The next increment from how much of the tip bounds this one used (one rule with
+        # `solve_static`'s continuation).
+        dmu = _next_load_step(dmu, used, st, dmu_max)
         if st == 0:
             x_prev[:] = x_mu
             tip_prev[:] = tip_mu
@@ -312,13 +264,8 @@ def _follow(
             x_mu[:] = x
             mu = trial
             tip_mu[:] = Y[last, 0:3]
-            # The next increment from how much of the tip bounds this one used.
-            dmu = min(_step_factor(used, True) * dmu, dmu_max)
-        else:
-            # A step the tip check rejected shrinks by how far it missed; a Newton failure halves.
-            dmu *= _step_factor(used, False) if jumped and np.isfinite(used[0]) else 0.5
-            if dmu < _MIN_LOAD_STEP:
-                break
+        elif dmu < _MIN_LOAD_STEP:
+            break
     if mu < 1.0:
         # Leave Y/X describing the last equilibrium reached, converged to rtol.
         _blend_into(act0, force0, act1, force1, mu, act, force)

@@ -28,7 +28,18 @@ from softrod.rods._model import RodModel, as_model
 from softrod.rods._multishoot import multiple_shooting
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
-from softrod.rods._static_kernels import _newton, _residual
+
+# Continuation's step rule and branch check, shared with the batch (`_batch_kernels._follow`).
+from softrod.rods._static_kernels import (
+    _FIRST_STEP_ANGLE,
+    _MAX_TIP_DEVIATION,
+    _MAX_TIP_MOVE,
+    _STEP_RTOL,
+    _newton,
+    _next_load_step,
+    _residual,
+    _tip_step_use,
+)
 
 __all__: list[str] = []
 
@@ -55,12 +66,6 @@ _MULTI_SHOOT_ANGLE = 10.0
 #: a single-shooting problem at load angle 2.25 (~exp(1.5)).
 _ROOT_ANGLE_PER_INTERVAL = 1.5
 _MAX_INTERVALS = 32
-#: Branch safety of continuation (issue 19): a load step is accepted only if the corrected tip
-#: moved at most `_MAX_TIP_MOVE` of the length from the last equilibrium and lies within
-#: `_MAX_TIP_DEVIATION` of the length of the secant-predicted tip; else the step is halved.
-#: Equilibria on another branch lay 0.5-2 L away in the cases that jumped.
-_MAX_TIP_MOVE = 0.2
-_MAX_TIP_DEVIATION = 0.05
 #: Largest Newton step in the scaled unknowns (M0 / moment scale, tensions / tension scale)
 #: during continuation corrections and warm starts: a longer step leaves the neighbourhood of
 #: the predictor, where a residual decrease can come from another branch.
@@ -746,7 +751,7 @@ def _solve_once(
     # direct solve and the result all read it).
     pb_inp = _problem(model, inp, 1.0)
 
-    def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float) -> int:
+    def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float, tol: float = rtol) -> int:
         pb = pb_inp if target is inp else _problem(model, target, 1.0)
         last[:] = [pb]
         return int(
@@ -758,7 +763,7 @@ def _solve_once(
                 pb.geo,
                 pb.ld,
                 pb.bc,
-                rtol,
+                tol,
                 iters,
                 Y,
                 X,
@@ -772,12 +777,16 @@ def _solve_once(
     ) -> tuple[np.ndarray, float, int]:
         # Move the inputs from `start` (an equilibrium at x_start) to `inp` with adaptive
         # increments and a secant predictor; a step is kept only if Newton converged with
-        # bounded steps and the tip stayed on the branch (else it is halved).
+        # bounded steps and the tip stayed on the branch. The step rule is the batch's
+        # (`_next_load_step`: sized from the bounds the last step used), and intermediate
+        # equilibria are converged to `_STEP_RTOL` only (the last to rtol).
         mu, mu_prev, solves, st = 0.0, 0.0, 0, 0
         x_mu, x_prev = x_start.copy(), None
         run(x_mu, start, 0, np.inf)  # the starting shape (on this model's base pose)
-        tip_mu, tip_prev = Y[-1, 0:3].copy(), None
+        tip_mu, tip_prev = Y[-1, 0:3].copy(), np.zeros(3)
         dmu_max = max(dmu, 0.5)
+        used = np.zeros(2)
+        length = model.total_length
         while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
             if budget_expired():
                 st = BUDGET_STATUS
@@ -789,22 +798,23 @@ def _solve_once(
                 x += (x_mu - x_prev) * ratio
             inp_t = _blend(start, inp, trial)
             assert inp_t is not None
-            st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND)
+            tol = rtol if trial >= 1.0 else max(rtol, _STEP_RTOL)
+            st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND, tol)
             solves += 1
-            if st == 0 and not _tip_step_ok(model, Y[-1, 0:3], tip_mu, tip_prev, ratio):
+            on = x_prev is not None
+            if st == 0 and not _tip_step_use(Y[-1, 0:3], tip_mu, tip_prev, on, ratio, length, used):
                 st = 5
+            dmu = _next_load_step(dmu, used, st, dmu_max)
             if st == 0:
                 x_prev, mu_prev, tip_prev = x_mu, mu, tip_mu
                 x_mu, mu, tip_mu = x.copy(), trial, Y[-1, 0:3].copy()
-                dmu = min(2.0 * dmu, dmu_max)
-            else:
-                dmu *= 0.5
-                if dmu < _MIN_LOAD_STEP:
-                    break
+            elif dmu < _MIN_LOAD_STEP:
+                break
         if mu < 1.0:
             inp_mu = _blend(start, inp, mu)
             assert inp_mu is not None
-            run(x_mu, inp_mu, 0, np.inf)  # leave the arrays describing the last equilibrium
+            # Leave the arrays describing the last equilibrium, converged to rtol.
+            run(x_mu, inp_mu, 12, _CONTINUATION_STEP_BOUND)
             return x_mu, mu, st or 1
         return x_mu, 1.0, 0
 
@@ -868,7 +878,7 @@ def _solve_once(
     direct = direct or (start is not None and _direct_ok(model, start, inp))
     if not direct:
         bending = _bending_number(model, origin, inp)
-        x, lam_reached, status = follow(origin, x_guess, _DIRECT_LOAD_ANGLE / max(bending, 1e-12))
+        x, lam_reached, status = follow(origin, x_guess, _FIRST_STEP_ANGLE / max(bending, 1e-12))
     else:
         x = x0.copy()
         status = run(x, inp, max_iter, _DIRECT_STEP_BOUND)

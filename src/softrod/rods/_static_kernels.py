@@ -62,6 +62,9 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     LU = np.zeros((6, 6))  # Cosserat: LU of J; Kirchhoff: inverse of the moment block
     piv = np.zeros(6, dtype=np.int64)
     T = np.zeros((n_t, 3))  # unit tendon tangents (body frame)
+    # Body-frame tendon directions w (3) and |w| of the section Newton's iterate (|w| = 0:
+    # tendon not loaded there), for its step limit.
+    Wd = np.zeros((n_t, 4))
     # Tendon paths at the current stage: body-frame r and r' (n_t, 6); straight: r' = 0.
     routed = tendon.shape[1] > 4
     Rt = np.zeros((n_t, 6))
@@ -155,6 +158,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     Jw[4, 4] = kb1
                     Jw[5, 5] = kb2
                     for i in range(n_t):
+                        Wd[i, 3] = 0.0
                         ti = tau[i] * tau_scale[kk, i]  # friction: tau_i(s) = tau_i c_i(s)
                         if tendon[i, 3] < seg or ti == 0.0:
                             continue
@@ -169,6 +173,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                             w1 += Rt[i, 4]
                             w2 += Rt[i, 5]
                         nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                        Wd[i, 0], Wd[i, 1], Wd[i, 2], Wd[i, 3] = w0, w1, w2, nw
                         t0, t1, t2 = w0 / nw, w1 / nw, w2 / nw
                         g[0] += ti * t0
                         g[1] += ti * t1
@@ -273,10 +278,6 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                             for j in range(r + 1, 6):
                                 b[r] -= LU[r, j] * b[j]
                             b[r] /= LU[r, r]
-                        for a in range(6):
-                            x[a] += b[a]
-                            dmax = max(dmax, abs(b[a]))
-                            xmax = max(xmax, abs(x[a]))
                     else:
                         # Kirchhoff: explicit inverse of the 3x3 moment block.
                         a00, a01, a02 = Jw[3, 3], Jw[3, 4], Jw[3, 5]
@@ -299,10 +300,34 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         LU[2, 1] = (a01 * a20 - a00 * a21) * inv
                         LU[2, 2] = (a00 * a11 - a01 * a10) * inv
                         for a in range(3):
-                            d = -(LU[a, 0] * g[3] + LU[a, 1] * g[4] + LU[a, 2] * g[5])
-                            x[3 + a] += d
-                            dmax = max(dmax, abs(d))
-                            xmax = max(xmax, abs(x[3 + a]))
+                            b[a] = 0.0
+                            b[3 + a] = -(LU[a, 0] * g[3] + LU[a, 1] * g[4] + LU[a, 2] * g[5])
+                    # Step limit: no loaded tendon's direction w = v + u x r moves by more
+                    # than |w| / 2. The balance is the gradient of a convex energy, smooth
+                    # while every |w| > 0, but its tendon term turns w / |w| and so is
+                    # stiffest next to the fold w = 0; a full step from far away (the cold
+                    # start at the base) can cross it, where w / |w| flips and Newton cycles
+                    # between two iterates (seed 1 case 130, docs/validation.md). Inside
+                    # |dw| <= |w| / 2 no iterate gets within |w| / 2 of the fold and the
+                    # direction turns by at most 30 degrees, a region where the model is
+                    # close to its linearisation; near the solution the step is far below it
+                    # and Newton is unchanged (quadratic).
+                    alpha = 1.0
+                    for i in range(n_t):
+                        nw = Wd[i, 3]
+                        if nw == 0.0:
+                            continue
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        f0 = b[0] + b[4] * rr2 - b[5] * rr1
+                        f1 = b[1] + b[5] * rr0 - b[3] * rr2
+                        f2 = b[2] + b[3] * rr1 - b[4] * rr0
+                        ndw = np.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+                        if ndw > 0.5 * nw:
+                            alpha = min(alpha, 0.5 * nw / ndw)
+                    for a in range(6):
+                        x[a] += alpha * b[a]
+                        dmax = max(dmax, abs(b[a]))
+                        xmax = max(xmax, abs(x[a]))
                     if dmax <= _SECTION_XTOL * xmax:
                         settled = True
                         break
@@ -890,3 +915,70 @@ def _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, tip_
         out[k, 0] = out[k + 1, 0] + m_next0 + d1 * f2 - d2 * f1
         out[k, 1] = out[k + 1, 1] + m_next1 + d2 * f0 - d0 * f2
         out[k, 2] = out[k + 1, 2] + m_next2 + d0 * f1 - d1 * f0
+
+
+# ---------------------------------------------------------------------------------------------
+# Load continuation: one step rule for `solve_static` (`_shooting`'s `follow`) and the batch
+# (`_batch_kernels._follow`), so that a sweep's batched rows and its per-point solves take the
+# same path (docs/stability.md, "One continuation rule").
+
+#: Branch safety (issue 19): a load step is accepted only if the corrected tip moved at most
+#: `_MAX_TIP_MOVE` of the length from the last equilibrium and lies within
+#: `_MAX_TIP_DEVIATION` of the length of the secant-predicted tip. Equilibria on another
+#: branch lay 0.5-2 L away in the cases that jumped.
+_MAX_TIP_MOVE = 0.2
+_MAX_TIP_DEVIATION = 0.05
+#: The first load increment of a continuation bends the robot by about this angle [rad]
+#: (of the path's bending number; a path after a failed direct Newton starts at 1/4).
+_FIRST_STEP_ANGLE = 1.0
+#: Each next increment is sized to use this fraction of the tip check's bounds
+#: (`_next_load_step`): the move grows like the increment, the secant's deviation like its
+#: square. After an accepted step it grows at most x2 and at least x`_MIN_STEP_GROWTH`; a
+#: rejected one shrinks at most to x1/2 and at least to x`_MIN_STEP_CUT`.
+_STEP_SAFETY = 0.7
+_MIN_STEP_GROWTH = 0.25
+_MIN_STEP_CUT = 0.1
+#: Scaled residual to which the intermediate equilibria of continuation are converged (the
+#: last step, at the full inputs, to rtol): they only carry the path and the tip check, whose
+#: bounds are 0.05-0.2 L, and Newton's last iteration from 1e-6 to 1e-10 is saved at each.
+_STEP_RTOL = 1e-6
+
+
+@njit(cache=True)
+def _tip_step_use(tip, tip_cur, tip_prev, has_prev, ratio, length, out):
+    """How much of the branch check's bounds a continuation step used: the corrected tip's
+    move from the last equilibrium's tip `tip_cur` over `_MAX_TIP_MOVE` L and its distance from
+    the secant prediction tip_cur + ratio (tip_cur - tip_prev) over `_MAX_TIP_DEVIATION` L (0
+    without a previous step) into out (2,), inf for a non-finite tip. Returns whether the step
+    stays on the branch: both at most 1. tip, tip_cur, tip_prev (3,) [m]; length [m]."""
+    move = 0.0
+    dev = 0.0
+    for a in range(3):
+        if not np.isfinite(tip[a]):
+            out[0] = np.inf
+            out[1] = np.inf
+            return False
+        move += (tip[a] - tip_cur[a]) ** 2
+        if has_prev:
+            dev += (tip[a] - tip_cur[a] - ratio * (tip_cur[a] - tip_prev[a])) ** 2
+    out[0] = np.sqrt(move) / (_MAX_TIP_MOVE * length)
+    out[1] = np.sqrt(dev) / (_MAX_TIP_DEVIATION * length)
+    return out[0] <= 1.0 and out[1] <= 1.0
+
+
+@njit(cache=True)
+def _next_load_step(dmu, used, status, dmu_max):
+    """The next load increment after one of dmu: `status` 0 (accepted), 5 (rejected by the
+    branch check) or another (Newton failed: halved); `used` (2,) the bounds the step used
+    (`_tip_step_use`). Sized so that the next step uses `_STEP_SAFETY` of each bound, within
+    the growth and cut limits above; an accepted step grows to at most dmu_max."""
+    grow = status == 0
+    if status != 0 and (status != 5 or not np.isfinite(used[0])):
+        return 0.5 * dmu
+    f = 2.0 if grow else 0.5
+    if used[0] > 0.0:
+        f = min(f, _STEP_SAFETY / used[0])
+    if used[1] > 0.0:
+        f = min(f, np.sqrt(_STEP_SAFETY / used[1]))
+    f = max(f, _MIN_STEP_GROWTH if grow else _MIN_STEP_CUT)
+    return min(f * dmu, dmu_max) if grow else f * dmu
