@@ -28,6 +28,7 @@ from softrod.rods._inputs import (
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
+from softrod.rods._shooting import recording_maps
 from softrod.rods._stability import stable_equilibrium
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_RTOL", "solve_static"]
@@ -212,7 +213,9 @@ def _solve_within_budget(
             )
             result = dataclasses.replace(result, stable=None, message=result.message + note)
     else:
-        result = solve(kinp, guess)
+        # With the check on, the solve builds the test's maps in its last evaluation.
+        with recording_maps(check_stability):
+            result = solve(kinp, guess)
         if check_stability:
             result = stable_equilibrium(kmodel, kinp, result, solve)
     if kmodel is model:
