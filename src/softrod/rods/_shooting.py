@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -724,19 +722,25 @@ def grid_model(model: RodModel, result: StaticResult) -> RodModel | None:
 _RECORD_MAPS: ContextVar[bool] = ContextVar("softrod_record_stability_maps", default=False)
 #: (positions array, its tip (3,), interval maps (m - 1, 6, 6), checkpoint nodes (m,)) of the
 #: last solve whose final evaluation built them: `recorded_maps` hands them to the test.
-_LAST_MAPS: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+_LAST_MAPS: list[tuple[np.ndarray, tuple[float, ...], np.ndarray, np.ndarray]] = []
 
 
-@contextmanager
-def recording_maps(on: bool) -> Iterator[None]:
+class recording_maps:  # noqa: N801 (used like a function: `with recording_maps(on):`)
     """Solves inside build the stability test's grouped transfer maps in Newton's last
     evaluation when `on` (the state and six directions restarted at each checkpoint, instead of
-    the state alone and the test's own integration afterwards: one integration fewer)."""
-    token = _RECORD_MAPS.set(on)
-    try:
-        yield
-    finally:
-        _RECORD_MAPS.reset(token)
+    the state alone and the test's own integration afterwards: one integration fewer). A class,
+    not a generator context manager: it is entered on every solve."""
+
+    __slots__ = ("_on", "_token")
+
+    def __init__(self, on: bool) -> None:
+        self._on = on
+
+    def __enter__(self) -> None:
+        self._token = _RECORD_MAPS.set(self._on)
+
+    def __exit__(self, *exc: object) -> None:
+        _RECORD_MAPS.reset(self._token)
 
 
 def recorded_maps(result: StaticResult) -> tuple[np.ndarray, np.ndarray] | None:
@@ -746,7 +750,7 @@ def recorded_maps(result: StaticResult) -> tuple[np.ndarray, np.ndarray] | None:
     entry = next(iter(_LAST_MAPS), None)  # one read: another thread may replace it
     if entry is None or entry[0] is not result.positions:
         return None
-    if not np.array_equal(entry[1], result.positions[-1]):  # changed in place since
+    if entry[1] != tuple(result.positions[-1].tolist()):  # changed in place since
         return None
     return entry[2], entry[3]
 
@@ -1000,5 +1004,5 @@ def _solve_once(
     )
     found = maps[0]
     if found is not None:
-        _LAST_MAPS[:] = [(result.positions, result.positions[-1].copy(), *found)]
+        _LAST_MAPS[:] = [(result.positions, tuple(result.positions[-1].tolist()), *found)]
     return result
