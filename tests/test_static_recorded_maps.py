@@ -42,7 +42,8 @@ def test_recorded_maps_are_the_tests_own_and_answers_unchanged():
             assert np.array_equal(again[:m], nodes)
             own = np.empty_like(maps)
             chain = np.bool_(False)
-            assert _interval_maps(Y, pb.tau_fixed, pb.geo, pb.ld, nodes, own, chain, _NO_STRAINS)
+            m_own = _interval_maps(Y, pb.tau_fixed, pb.geo, pb.ld, nodes, own, chain, _NO_STRAINS)
+            assert m_own == nodes.shape[0]
             assert np.array_equal(own, maps)
         assert recorded_maps(plain) is None
         guess, plain_guess = res, plain

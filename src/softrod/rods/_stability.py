@@ -150,7 +150,7 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
     [N]; geo, ld : the kernels' model and load tuples. Returns False on a failed integration.
     """
     nodes = np.arange(Y.shape[0])
-    return _interval_maps(Y, tau, geo, ld, nodes, maps_out, np.bool_(False), np.empty((0, 6)))
+    return _interval_maps(Y, tau, geo, ld, nodes, maps_out, np.bool_(False), np.empty((0, 6))) > 0
 
 
 @njit(cache=True)
@@ -287,7 +287,7 @@ def _maps_and_nodes(
     if grouped:
         nodes = nodes[: _checkpoints(Y, tau, pb.geo, pb.ld, nodes)].copy()
     maps = np.empty((nodes.shape[0] - 1, 6, 6))
-    if not _interval_maps(Y, tau, pb.geo, pb.ld, nodes, maps, np.bool_(False), _NO_STRAINS):
+    if _interval_maps(Y, tau, pb.geo, pb.ld, nodes, maps, np.bool_(False), _NO_STRAINS) < 0:
         return None
     return maps, nodes
 

@@ -71,17 +71,23 @@ def _checkpoints(Y, tau, geo, ld, nodes_out):
 def _interval_maps(Y, tau, geo, ld, nodes, maps_out, chain, X_out):
     """Transfer maps of (eta, p) from node nodes[j] to nodes[j + 1], maps_out (m - 1, 6, 6)
     for the m = nodes.shape[0] checkpoints (`_transfer_maps` with every node a checkpoint).
-    Each interval starts from the node state Y[nodes[j]] (n_nodes, 15 + n_t).
+    Each interval starts from the node state Y[nodes[j]] (n_nodes, 15 + n_t). Returns m, or
+    -1 on a failed integration.
 
     chain : False, the maps of an equilibrium whose states Y holds (Y is read only, X_out
-    unused). True, the IVP itself from Y[0] (the base state with the new base moment): every
-    interval continues from the end state of the one before, which it writes into Y and the
-    strains into X_out (n_nodes, 6); the maps are then those the test reads from the stored
-    states afterwards, the same numbers (`_shooting`: Newton's last evaluation).
-    Returns False on a failed integration."""
+    unused). True, the IVP itself from Y[0] (the base state with the new base moment): the
+    checkpoints are those of the states Y holds before (`_checkpoints`, written into nodes
+    (n_nodes,), maps_out (n_nodes - 1, 6, 6)); every interval continues from the end state of
+    the one before, which it writes into Y and the strains into X_out (n_nodes, 6). The maps
+    are then those the test reads from the stored states afterwards, the same numbers
+    (`_shooting`: Newton's last evaluation), when the new states give the same checkpoints;
+    else it returns 0 (the states are still the IVP's)."""
     n_nodes = Y.shape[0]
     n_t = tau.shape[0]
     ny = 15 + n_t
+    n_cp = nodes.shape[0]
+    if chain:
+        n_cp = _checkpoints(Y, tau, geo, ld, nodes)
     z = np.empty(ny * 7)
     # The chained IVP stores its states where the next interval reads its start.
     Ys = Y if chain else np.empty((n_nodes, ny))
@@ -92,7 +98,7 @@ def _interval_maps(Y, tau, geo, ld, nodes, maps_out, chain, X_out):
     l0 = np.empty(n_t)
     raw = np.empty((6, 6))
     W = np.empty((6, 6))
-    for j in range(nodes.shape[0] - 1):
+    for j in range(n_cp - 1):
         k = nodes[j]
         for a in range(3):
             p0[a] = Y[k, a]
@@ -105,7 +111,7 @@ def _interval_maps(Y, tau, geo, ld, nodes, maps_out, chain, X_out):
         # Non-literal flags (np.bool_, np.int64): the kernel compiles once for every caller.
         rot, n_tau = np.bool_(True), np.int64(0)
         if not _evaluate_interval(p0, R0, M0, l0, tau, rot, n_tau, geo, ld, k, k1, Ys, Xs, z):
-            return False
+            return -1
         # Directions 0-2 rotate the start frame by R0 e_d (world), 3-5 move M(s_k) by e_d:
         # read the end rotation as world eta = vee(dR R1^T) and the end moment change dM.
         for d in range(6):
@@ -148,4 +154,12 @@ def _interval_maps(Y, tau, geo, ld, nodes, maps_out, chain, X_out):
             maps_out[j, 3, c] = W[3, c] + (-s1[2] * e1 + s1[1] * e2)
             maps_out[j, 4, c] = W[4, c] + (s1[2] * e0 - s1[0] * e2)
             maps_out[j, 5, c] = W[5, c] + (-s1[1] * e0 + s1[0] * e1)
-    return True
+    if chain:
+        # The maps are the test's only on the checkpoints the new states give.
+        again = np.empty(n_nodes, dtype=np.int64)
+        if _checkpoints(Y, tau, geo, ld, again) != n_cp:
+            return 0
+        for j in range(n_cp):
+            if again[j] != nodes[j]:
+                return 0
+    return n_cp

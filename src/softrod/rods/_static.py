@@ -107,8 +107,9 @@ def solve_static(
         variation, docs/stability.md) and set `result.stable`; an unstable equilibrium is
         replaced by the stable one reached by loading with a small imperfection along the
         unstable mode (said in `message`), or returned with success=False when none is
-        reached. On by default (a success is a stable equilibrium); False skips it (one more
-        integration with six sensitivity directions, ~15 % of a warm-started solve).
+        reached. On by default (a success is a stable equilibrium); False skips it (six
+        sensitivity directions in Newton's last evaluation, or one more integration with six
+        where Newton's last step was not predicted; ~15 % of a warm-started solve).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
