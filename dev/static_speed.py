@@ -90,6 +90,7 @@ def _phase_timers() -> tuple[dict[str, float], Callable[[], None]]:
     wrap(static, "check_inputs", "inputs (check_inputs)")
     wrap(static, "stable_equilibrium", "stability test")
     wrap(shooting, "_newton", "Newton kernel (_newton)")
+    wrap(shooting, "_final_with_maps", "last evaluation with the maps")
     wrap(shooting, "_coarse_tip_error", "tip error estimate")
     wrap(shooting, "_refine", "refinement")
     wrap(shooting, "_assemble", "result (_assemble)")

@@ -89,7 +89,8 @@ def _vec3(name: str, value: Sequence[float] | np.ndarray | None) -> np.ndarray:
     arr = np.asarray(value, dtype=float).reshape(-1)
     if arr.shape != (3,):
         raise ValueError(f"{name} must have 3 components [x, y, z], got {arr.tolist()}")
-    if not np.all(np.isfinite(arr)):
+    # A sum is finite exactly when every term is (one reduction, no temporary mask).
+    if not math.isfinite(arr[0] + arr[1] + arr[2]) and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got {arr.tolist()}")
     return arr
 
@@ -101,9 +102,11 @@ def _tendon_vector(name: str, value: Any, n_t: int) -> np.ndarray:
             f"{name} must have {n_t} values (one per tendon, segment by segment), "
             f"got {arr.shape[0]}"
         )
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] must be finite, got {arr[bad[0]]}")
+    # The index of a bad value only when there is one (the sum test is one reduction).
+    if not math.isfinite(float(arr.sum())):
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise ValueError(f"{name}[{bad[0]}] must be finite, got {arr[bad[0]]}")
     return arr
 
 
@@ -162,8 +165,8 @@ def check_inputs(
     L_cmd = None
     if tensions is not None:
         tau = _tendon_vector("tensions", tensions, n_t)
-        neg = np.flatnonzero(tau < 0)
-        if neg.size:
+        if n_t and tau.min() < 0:
+            neg = np.flatnonzero(tau < 0)
             raise ValueError(
                 f"tensions[{neg[0]}] must be >= 0 (tendons only pull), got {tau[neg[0]]}"
             )
@@ -180,12 +183,11 @@ def check_inputs(
             )
     if field is None and field_gradient is None and moments is None and pressures is None:
         # Nothing to check (a robot without chambers): check_actuation's zeros, without it.
-        plain = model.n_chambers == 0 and model.spec.n_pressures == 0
+        plain, n_moments = _actuation_counts(model)
     else:
-        plain = False
+        plain, n_moments = False, 0
     if plain:
         field_arr, gradient = np.zeros(3), np.zeros((3, 3))
-        n_moments = model.spec.n_moments
         moment_arr = np.zeros(n_moments) if n_moments else None
     else:
         field_arr, gradient = _field(model, field, field_gradient)
@@ -203,6 +205,21 @@ def check_inputs(
         field_gradient=gradient,
         moments=moment_arr if plain else _moment_inputs(model, moments),
     )
+
+
+#: Per model: (no chambers and no pressure inputs, number of moment inputs), what
+#: `check_inputs` asks of the spec on every solve (counted once per model; dropped with it).
+_ACTUATION_COUNTS: weakref.WeakKeyDictionary[RodModel, tuple[bool, int]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _actuation_counts(model: RodModel) -> tuple[bool, int]:
+    found = _ACTUATION_COUNTS.get(model)
+    if found is None:
+        found = (model.n_chambers == 0 and model.spec.n_pressures == 0, model.spec.n_moments)
+        _ACTUATION_COUNTS[model] = found
+    return found
 
 
 def _moment_inputs(model: RodModel, moments: Any) -> np.ndarray | None:

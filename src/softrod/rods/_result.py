@@ -4,6 +4,7 @@ the typed state a warm start, a Jacobian or an observer update reads from it."""
 from __future__ import annotations
 
 import json
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -123,8 +124,38 @@ class StaticResult:
         return asdict(self)
 
 
+def _replaced(result: StaticResult, **changes: Any) -> StaticResult:
+    """`dataclasses.replace(result, **changes)` for field names, without re-running the
+    generated `__init__` (a shallow copy, as replace makes; ~10x faster): the stability
+    verdict and notes are set on every solve."""
+    new = object.__new__(type(result))
+    new.__dict__.update(result.__dict__)
+    for name, value in changes.items():
+        if name not in _FIELDS:
+            raise TypeError(f"StaticResult has no field {name!r}")
+        object.__setattr__(new, name, value)
+    return new
+
+
+_FIELDS = frozenset(StaticResult.__dataclass_fields__)
+
+
 # ---------------------------------------------------------------------------------------------
 # Result assembly
+
+#: Per model: the segment of every node (n_nodes,) and the step lengths (n_steps,) [m] that
+#: `_assemble` reads (built once per model, not per solve; dropped with the model).
+_NODE_ARRAYS: weakref.WeakKeyDictionary[RodModel, tuple[np.ndarray, np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _node_arrays(model: RodModel) -> tuple[np.ndarray, np.ndarray]:
+    found = _NODE_ARRAYS.get(model)
+    if found is None:
+        found = (np.append(model.step_seg, model.step_seg[-1]), np.diff(model.node_s)[:, None])
+        _NODE_ARRAYS[model] = found
+    return found
 
 
 def _node_tensions(model: RodModel, inputs: StaticLoads, tau: np.ndarray) -> np.ndarray:
@@ -166,12 +197,11 @@ def _assemble(
     rotations = Y[:, 3:12].reshape(n_nodes, 3, 3).copy()
     strain = X[:, 0:3].copy()
     curvature = X[:, 3:6].copy()
-    node_seg = np.append(model.step_seg, model.step_seg[-1])
+    node_seg, h = _node_arrays(model)
     # Total distal force at each node (distal side of point loads); the kernel removes the
     # tendons' share to leave what the backbone material carries.
-    h = np.diff(model.node_s)
     N_node = np.empty((n_nodes, 3))
-    N_node[:-1] = loads.N_end + loads.q_step * h[:, None]
+    N_node[:-1] = loads.N_end + loads.q_step * h
     N_node[-1] = loads.N_end[-1]
     force = np.empty((n_nodes, 3))
     moment = np.empty((n_nodes, 3))

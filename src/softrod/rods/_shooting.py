@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +29,11 @@ from softrod.rods._model import RodModel, as_model
 from softrod.rods._multishoot import multiple_shooting
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
+from softrod.rods._stability_kernels import _interval_maps
 
 # Continuation's step rule and branch check, shared with the batch (`_batch_kernels._follow`).
 from softrod.rods._static_kernels import (
+    _DEFERRED,
     _FIRST_STEP_ANGLE,
     _MAX_TIP_DEVIATION,
     _MAX_TIP_MOVE,
@@ -720,6 +723,75 @@ def grid_model(model: RodModel, result: StaticResult) -> RodModel | None:
     return None
 
 
+#: Whether the solves started in this context build the stability test's maps in Newton's last
+#: evaluation (`recording_maps`; `solve_static` sets it when it will check stability).
+_RECORD_MAPS: ContextVar[bool] = ContextVar("softrod_record_stability_maps", default=False)
+#: (positions array, its tip (3,), interval maps (m - 1, 6, 6), checkpoint nodes (m,)) of the
+#: last solve whose final evaluation built them: `recorded_maps` hands them to the test.
+_LAST_MAPS: list[tuple[np.ndarray, tuple[float, ...], np.ndarray, np.ndarray]] = []
+
+
+class recording_maps:  # noqa: N801 (used like a function: `with recording_maps(on):`)
+    """Solves inside build the stability test's grouped transfer maps in Newton's last
+    evaluation when `on` (the state and six directions restarted at each checkpoint, instead of
+    the state alone and the test's own integration afterwards: one integration fewer). A class,
+    not a generator context manager: it is entered on every solve."""
+
+    __slots__ = ("_on", "_token")
+
+    def __init__(self, on: bool) -> None:
+        self._on = on
+
+    def __enter__(self) -> None:
+        self._token = _RECORD_MAPS.set(self._on)
+
+    def __exit__(self, *exc: object) -> None:
+        _RECORD_MAPS.reset(self._token)
+
+
+def recorded_maps(result: StaticResult) -> tuple[np.ndarray, np.ndarray] | None:
+    """The grouped transfer maps (m - 1, 6, 6) and checkpoint nodes (m,) that the solve of
+    `result` built in its last evaluation (`recording_maps`), or None: the same numbers the
+    test computes from the result's node states (`_stability._maps_and_nodes`)."""
+    entry = next(iter(_LAST_MAPS), None)  # one read: another thread may replace it
+    if entry is None or entry[0] is not result.positions:
+        return None
+    if entry[1] != tuple(result.positions[-1].tolist()):  # changed in place since
+        return None
+    return entry[2], entry[3]
+
+
+def _final_with_maps(
+    x: np.ndarray,
+    pb: _Problem,
+    Y: np.ndarray,
+    X: np.ndarray,
+    counters: np.ndarray,
+    rtol: float,
+) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None]:
+    """Evaluate Newton's predicted-converged iterate x (status `_DEFERRED`; Y still holds the
+    iterate before) with the stability test's maps: the IVP chained through the checkpoints of
+    the iterate before (`_interval_maps` with chain), each interval restarting the six Jacobi
+    directions. Returns (converged, (maps, nodes) or None): the maps only when the checkpoints
+    of the new states are the same (else the test integrates its own)."""
+    n_nodes = Y.shape[0]
+    nodes = np.empty(n_nodes, dtype=np.int64)
+    maps = np.empty((n_nodes - 1, 6, 6))
+    Y[0, 12:15] = x[:3]
+    m = _interval_maps(Y, pb.tau_fixed, pb.geo, pb.ld, nodes, maps, np.bool_(True), X)
+    counters[1] += 1
+    if m < 0:
+        return False, None
+    norm = float(np.max(np.abs(Y[-1, 12:15] - pb.bc[0]))) / pb.bc[3]
+    if not (norm <= rtol and norm < counters[2]):
+        return False, None
+    counters[0] += 1
+    counters[2] = norm
+    if m == 0:  # the new states give other checkpoints: the test integrates its own
+        return True, None
+    return True, (maps[: m - 1], nodes[:m])
+
+
 def _solve_once(
     model: RodModel,
     inp: StaticLoads,
@@ -744,7 +816,11 @@ def _solve_once(
     n_unk = 3 + (n_t if length_mode else 0)
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
-    counters = np.zeros(3)
+    # [nit, nfev, residual, defer]: `_newton` leaves a predicted-converged iterate of the
+    # target to `_final_with_maps` when defer is set.
+    counters = np.zeros(4)
+    defer = _RECORD_MAPS.get() and not length_mode and not model.is_routed
+    maps: list[tuple[np.ndarray, np.ndarray] | None] = [None]
 
     last: list[_Problem] = []
     # The kernel problem of the target loads, built once (the predictor, the load number, the
@@ -754,23 +830,23 @@ def _solve_once(
     def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float, tol: float = rtol) -> int:
         pb = pb_inp if target is inp else _problem(model, target, 1.0)
         last[:] = [pb]
-        return int(
-            _newton(
-                x,
-                pb.length_mode,
-                pb.tau_fixed,
-                pb.base,
-                pb.geo,
-                pb.ld,
-                pb.bc,
-                tol,
-                iters,
-                Y,
-                X,
-                counters,
-                bound,
-            )
-        )
+        maps[0] = None
+        # Only the target's final evaluation is the answer the stability test reads.
+        counters[3] = 1.0 if defer and target is inp else 0.0
+        nit = counters[0]
+        args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, tol)
+        st = int(_newton(x, *args, iters, Y, X, counters, bound))
+        if st == _DEFERRED:
+            x_before = Y[0, 12:15].copy()
+            done, maps[0] = _final_with_maps(x, pb, Y, X, counters, tol)
+            if done:
+                return 0
+            # The prediction missed (or the IVP failed): Newton on from the iterate before.
+            x[:3] = x_before
+            counters[3] = 0.0
+            left = max(iters - int(counters[0] - nit), 0)
+            st = int(_newton(x, *args, left, Y, X, counters, bound))
+        return st
 
     def follow(
         start: StaticLoads, x_start: np.ndarray, dmu: float
@@ -909,12 +985,13 @@ def _solve_once(
             if estimate:
                 tip_error = _coarse_tip_error(model, inp, x, Y[-1, 0:3], last[0])
     else:
+        maps[0] = None
         where = "of the load" if origin is zero else "of the way from the guess's loads"
         message = (
             f"did not converge: {_STATUS_MESSAGES.get(status, 'failed')}; the shape returned is "
             f"the equilibrium at {100 * lam_reached:.1f}% {where}"
         ) + _fold_note(model, X, tau)
-    return _assemble(
+    result = _assemble(
         model,
         "shooting",
         Y,
@@ -932,3 +1009,7 @@ def _solve_once(
         balanced_loads=reached,
         tip_error=tip_error,
     )
+    found = maps[0]
+    if found is not None:
+        _LAST_MAPS[:] = [(result.positions, tuple(result.positions[-1].tolist()), *found)]
+    return result

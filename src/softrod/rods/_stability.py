@@ -37,9 +37,9 @@ from scipy.linalg import eig_banded
 from softrod.rods._budget import BUDGET_MESSAGE, budget_expired
 from softrod.rods._inputs import StaticLoads, _blend, _problem, _zero_inputs
 from softrod.rods._model import RodModel
-from softrod.rods._result import StaticResult
-from softrod.rods._shooting import converged_problem, grid_model
-from softrod.rods._static_kernels import _evaluate_interval
+from softrod.rods._result import StaticResult, _replaced
+from softrod.rods._shooting import converged_problem, grid_model, recorded_maps
+from softrod.rods._stability_kernels import _checkpoints, _interval_maps
 
 __all__: list[str] = []
 
@@ -91,9 +91,6 @@ _FLUTTER_DAMPING = 0.018
 #: densely: 400 steps (a 1200 x 1200 eigenvalue problem) take ~0.5 s on one core; longer
 #: grids use the checkpoint maps (`_divergence_maps`).
 _DENSE_EIG_STEPS = 400
-#: Largest phase omega * length [rad] of the Jacobi equation over one interval of the default
-#: test (`_checkpoints`): 1.0 is a third of the pi at which a conjugate point can first appear.
-_GROUP_ANGLE = 1.0
 
 
 @njit(cache=True)
@@ -153,133 +150,7 @@ def _transfer_maps(Y, tau, geo, ld, maps_out):
     [N]; geo, ld : the kernels' model and load tuples. Returns False on a failed integration.
     """
     nodes = np.arange(Y.shape[0])
-    return _interval_maps(Y, tau, geo, ld, nodes, maps_out)
-
-
-@njit(cache=True)
-def _checkpoints(Y, tau, geo, ld, nodes_out):
-    """Nodes (the first m entries of nodes_out (n_nodes,)) at which the condensed test breaks
-    the rod; returns m. Consecutive checkpoints are at most `_GROUP_ANGLE` / omega apart, with
-    omega [1/m] the largest local wavenumber of the Jacobi equation over the interval:
-    sqrt((|N| + sum |tau|) / EI) + |M| / EI (EI the smallest bending or torsion stiffness;
-    a clamped-free column buckles at omega L = pi / 2, a shaft under an axial moment at
-    |M| L / EI ~ pi). An interval that short holds no conjugate point, the condition of
-    Morse's theorem, and the test then reads as few transfer maps as that allows."""
-    node_s, step_seg, seg_par, _, _ = geo
-    N_end, q_step, tau_scale = ld[0], ld[1], ld[3]
-    n_nodes = Y.shape[0]
-    stiff = np.inf
-    for j in range(seg_par.shape[0]):
-        for a in range(3):
-            stiff = min(stiff, seg_par[j, a])
-    pull = 0.0
-    for i in range(tau.shape[0]):
-        # Friction raises a tension along the tendon by up to its largest profile factor.
-        top = 1.0
-        for k in range(tau_scale.shape[0]):
-            top = max(top, tau_scale[k, i])
-        pull += abs(tau[i]) * top
-    m = 0
-    nodes_out[m] = 0
-    m += 1
-    start = 0
-    omega = 0.0
-    for k in range(n_nodes - 1):
-        # The wavenumber over step k: its distal force at both ends and the moment at both nodes.
-        h = node_s[k + 1] - node_s[k]
-        n_a = 0.0
-        n_b = 0.0
-        mom = 0.0
-        for a in range(3):
-            n_b += N_end[k, a] * N_end[k, a]
-            f = N_end[k, a] + q_step[k, a] * h
-            n_a += f * f
-        for a in range(3):
-            mom = max(mom, abs(Y[k, 12 + a]), abs(Y[k + 1, 12 + a]))
-        w = np.sqrt((np.sqrt(max(n_a, n_b)) + pull) / stiff) + np.sqrt(3.0) * mom / stiff
-        omega = max(omega, w)
-        if k + 1 == n_nodes - 1 or (node_s[k + 2] - node_s[start]) * omega > _GROUP_ANGLE:
-            nodes_out[m] = k + 1
-            m += 1
-            start = k + 1
-            omega = 0.0
-    return m
-
-
-@njit(cache=True)
-def _interval_maps(Y, tau, geo, ld, nodes, maps_out):
-    """Transfer maps of (eta, p) from node nodes[j] to nodes[j + 1], maps_out (m - 1, 6, 6)
-    for the m = nodes.shape[0] checkpoints (`_transfer_maps` with every node a checkpoint).
-    Returns False on a failed integration."""
-    n_nodes = Y.shape[0]
-    n_t = tau.shape[0]
-    ny = 15 + n_t
-    z = np.empty(ny * 7)
-    Ys = np.empty((n_nodes, ny))
-    Xs = np.empty((n_nodes, 6))
-    p0 = np.empty(3)
-    R0 = np.empty((3, 3))
-    M0 = np.empty(3)
-    l0 = np.empty(n_t)
-    raw = np.empty((6, 6))
-    W = np.empty((6, 6))
-    for j in range(nodes.shape[0] - 1):
-        k = nodes[j]
-        for a in range(3):
-            p0[a] = Y[k, a]
-            M0[a] = Y[k, 12 + a]
-            for c in range(3):
-                R0[a, c] = Y[k, 3 + 3 * a + c]
-        for i in range(n_t):
-            l0[i] = Y[k, 15 + i]
-        k1 = nodes[j + 1]
-        # Non-literal flags (np.bool_, np.int64): the kernel compiles once for every caller.
-        rot, n_tau = np.bool_(True), np.int64(0)
-        if not _evaluate_interval(p0, R0, M0, l0, tau, rot, n_tau, geo, ld, k, k1, Ys, Xs, z):
-            return False
-        # Directions 0-2 rotate the start frame by R0 e_d (world), 3-5 move M(s_k) by e_d:
-        # read the end rotation as world eta = vee(dR R1^T) and the end moment change dM.
-        for d in range(6):
-            o = ny * (1 + d)
-            for a in range(3):
-                for c in range(3):
-                    # (dR R1^T)[a, c] with R1 the end frame.
-                    W[a, c] = (
-                        z[o + 3 + 3 * a] * z[3 + 3 * c]
-                        + z[o + 4 + 3 * a] * z[4 + 3 * c]
-                        + z[o + 5 + 3 * a] * z[5 + 3 * c]
-                    )
-            raw[0, d] = 0.5 * (W[2, 1] - W[1, 2])
-            raw[1, d] = 0.5 * (W[0, 2] - W[2, 0])
-            raw[2, d] = 0.5 * (W[1, 0] - W[0, 1])
-            for a in range(3):
-                raw[3 + a, d] = z[o + 12 + a]
-        # World-frame start rotations: the first three columns act on R0^T eta.
-        for a in range(6):
-            for c in range(3):
-                W[a, c] = raw[a, 0] * R0[c, 0] + raw[a, 1] * R0[c, 1] + raw[a, 2] * R0[c, 2]
-                W[a, 3 + c] = raw[a, 3 + c]
-        # Symplectic momenta p = dM - eta x M / 2 at both ends: with S = [M / 2]x,
-        # (eta, p)_1 = T(M1) W T(M0)^-1 (eta, p)_0 and T(M) = [[I, 0], [S, I]].
-        s0 = 0.5 * M0[0], 0.5 * M0[1], 0.5 * M0[2]
-        s1 = 0.5 * z[12], 0.5 * z[13], 0.5 * z[14]
-        for a in range(6):
-            # Right factor T(M0)^-1 = [[I, 0], [-S0, I]]: column c of the eta block gets
-            # -sum_j W[a, 3 + j] S0[j, c].
-            w3, w4, w5 = W[a, 3], W[a, 4], W[a, 5]
-            W[a, 0] -= w4 * s0[2] - w5 * s0[1]
-            W[a, 1] -= -w3 * s0[2] + w5 * s0[0]
-            W[a, 2] -= w3 * s0[1] - w4 * s0[0]
-        for c in range(6):
-            # Left factor T(M1): the p rows get + S1 (eta rows).
-            e0, e1, e2 = W[0, c], W[1, c], W[2, c]
-            maps_out[j, 0, c] = e0
-            maps_out[j, 1, c] = e1
-            maps_out[j, 2, c] = e2
-            maps_out[j, 3, c] = W[3, c] + (-s1[2] * e1 + s1[1] * e2)
-            maps_out[j, 4, c] = W[4, c] + (s1[2] * e0 - s1[0] * e2)
-            maps_out[j, 5, c] = W[5, c] + (-s1[1] * e0 + s1[0] * e1)
-    return True
+    return _interval_maps(Y, tau, geo, ld, nodes, maps_out, np.bool_(False), np.empty((0, 6))) > 0
 
 
 @njit(cache=True)
@@ -358,6 +229,10 @@ def _second_variation_inertia(maps):
     return negative
 
 
+#: The strains argument of `_interval_maps` where it only reads (no chained IVP).
+_NO_STRAINS = np.empty((0, 6))
+
+
 def _node_states(result: StaticResult, total_moment: np.ndarray) -> np.ndarray:
     """The kernels' node states Y (n_nodes, 15 + n_t) of a result whose total section moment
     is total_moment (n_nodes, 3) [N m] (tendon lengths, unused by the test, are left 0)."""
@@ -384,6 +259,11 @@ def _maps_and_nodes(
     model: RodModel, result: StaticResult, grouped: bool
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """`stability_maps` and the node indices (m + 1,) of the grid its maps run between."""
+    if grouped and result.success and result.method == "shooting":
+        # Built by the solve in its last evaluation (the same numbers, one integration fewer).
+        found = recorded_maps(result)
+        if found is not None:
+            return found
     inp = result.inputs
     warm = result.warm
     on_grid = grid_model(model, result)
@@ -407,7 +287,7 @@ def _maps_and_nodes(
     if grouped:
         nodes = nodes[: _checkpoints(Y, tau, pb.geo, pb.ld, nodes)].copy()
     maps = np.empty((nodes.shape[0] - 1, 6, 6))
-    if not _interval_maps(Y, tau, pb.geo, pb.ld, nodes, maps):
+    if _interval_maps(Y, tau, pb.geo, pb.ld, nodes, maps, np.bool_(False), _NO_STRAINS) < 0:
         return None
     return maps, nodes
 
@@ -602,6 +482,8 @@ def _flutter_checked(model: RodModel, inp: StaticLoads, result: StaticResult) ->
     (slower flutter is said in the message), else marked not decided with a message
     (docs/stability.md: a world-fixed axial torque flutters a straight shaft at any size,
     which the second variation calls stable)."""
+    if not inp.point_loads and not inp.tip_moment.any():
+        return _replaced(result, stable=True)
     moment = max(
         [float(np.linalg.norm(inp.tip_moment))]
         + [float(np.linalg.norm(p[2])) for p in inp.point_loads]
@@ -614,7 +496,7 @@ def _flutter_checked(model: RodModel, inp: StaticLoads, result: StaticResult) ->
         if growth is not None and growth > _FLUTTER_TOL:
             message = result.message + _SLOW_FLUTTER.format(growth)
             return dataclasses.replace(result, stable=True, message=message)
-    return dataclasses.replace(result, stable=True)
+    return _replaced(result, stable=True)
 
 
 def unstable_modes(maps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ from softrod.rods._inputs import (
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
 from softrod.rods._result import StaticResult
+from softrod.rods._shooting import recording_maps
 from softrod.rods._stability import stable_equilibrium
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_RTOL", "solve_static"]
@@ -106,8 +107,9 @@ def solve_static(
         variation, docs/stability.md) and set `result.stable`; an unstable equilibrium is
         replaced by the stable one reached by loading with a small imperfection along the
         unstable mode (said in `message`), or returned with success=False when none is
-        reached. On by default (a success is a stable equilibrium); False skips it (one more
-        integration with six sensitivity directions, ~15 % of a warm-started solve).
+        reached. On by default (a success is a stable equilibrium); False skips it (six
+        sensitivity directions in Newton's last evaluation, or one more integration with six
+        where Newton's last step was not predicted; ~15 % of a warm-started solve).
     **options : method options. shooting: `intervals` (int) forces multiple shooting over
         that many intervals; by default single shooting is used and multiple shooting takes
         over when the external load's bending angle exceeds `_MULTI_SHOOT_ANGLE`;
@@ -212,7 +214,9 @@ def _solve_within_budget(
             )
             result = dataclasses.replace(result, stable=None, message=result.message + note)
     else:
-        result = solve(kinp, guess)
+        # With the check on, the solve builds the test's maps in its last evaluation.
+        with recording_maps(check_stability):
+            result = solve(kinp, guess)
         if check_stability:
             result = stable_equilibrium(kmodel, kinp, result, solve)
     if kmodel is model:

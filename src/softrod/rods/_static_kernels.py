@@ -734,6 +734,8 @@ def _residual_value(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, 
 #: residual below this fraction of the tolerance (`_newton`): the converged iterate's
 #: sensitivities are never used.
 _PREDICTED_FRACTION = 1e-2
+#: `_newton` status of a predicted-converged iterate left to the caller to evaluate.
+_DEFERRED = 8
 
 
 @njit(cache=True)
@@ -752,10 +754,13 @@ def _newton(
     counters,
     max_step=np.inf,
 ):
-    """Damped Newton shooting on x (in place). counters: [nit, nfev, final residual norm].
+    """Damped Newton shooting on x (in place). counters: [nit, nfev, final residual norm], or
+    with a fourth entry != 0 the caller evaluates a predicted-converged iterate itself (status
+    `_DEFERRED`: x is moved there, not evaluated, and Y_out still describes the iterate before;
+    `_shooting` then integrates it once with the stability test's maps).
 
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
-    2 line search stalled, 3 non-finite state.
+    2 line search stalled, 3 non-finite state, 8 (`_DEFERRED`) see above.
     Every Newton step is shortened to at most `max_step` in the scaled unknowns (M0 / m_scale,
     tensions / t_scale; default unbounded): the line search then only accepts residual
     decreases near the current iterate, not on a distant branch.
@@ -798,6 +803,10 @@ def _newton(
         if alpha == 1.0 and norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2:
             for a in range(n):
                 x_try[a] = x[a] + step[a]
+            if counters.shape[0] > 3 and counters[3] != 0.0:
+                for a in range(n):
+                    x[a] = x_try[a]
+                return _DEFERRED
             ok = _residual_value(
                 x_try, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_try
             )
