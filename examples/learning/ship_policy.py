@@ -65,8 +65,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="Training seed.")
     ap.add_argument("--commit", default=None, help="Git commit the training ran [HEAD].")
     ap.add_argument(
-        "--wall-offset", type=float, default=0.0, help="Training seconds before this run [s]."
+        "--wall-offset",
+        type=float,
+        default=0.0,
+        help="Training seconds before this run (--resume) [s].",
     )
+    ap.add_argument("--step-offset", type=int, default=0, help="Steps before this run (--resume).")
     ap.add_argument("--note", default="", help="A sentence for PROVENANCE.md.")
     args = ap.parse_args()
 
@@ -90,7 +94,7 @@ def main() -> None:
         # SAC: select on validation episodes, ship the actor only.
         cfg = load_config(args.run / "config.yaml")
         kwargs = dict(getattr(cfg, "env_kwargs", {}) or {})
-        run_steps = int(summary.get("steps", getattr(cfg, "steps", 0)))
+        run_steps = args.step_offset + int(summary.get("steps", getattr(cfg, "steps", 0)))
         validation = []
         for cand in args.candidates:
             res = evaluate(
@@ -114,7 +118,15 @@ def main() -> None:
             "run_steps": run_steps,
             "wall_time_s": round(
                 args.wall_offset
-                + _wall_at(args.run, best["steps"], int(getattr(cfg, "log_every", 1000))),
+                + (
+                    float(summary["wall_time_s"])
+                    if best["steps"] == run_steps and "wall_time_s" in summary
+                    else _wall_at(
+                        args.run,
+                        best["steps"] - args.step_offset,
+                        int(getattr(cfg, "log_every", 1000)),
+                    )
+                ),
                 1,
             ),
             "selection": (
