@@ -56,6 +56,13 @@ def _wall_at(run: Path, steps: int, log_every: int) -> float:
     return times[-1] if times else float("nan")
 
 
+def _wall_of_checkpoint(run: Path, checkpoint: Path) -> float:
+    """Training wall time [s] to a checkpoint of a resumed run, whose progress.csv rows are not
+    every `log_every` steps: from the run's config.yaml (written as training starts) to the
+    checkpoint file."""
+    return checkpoint.stat().st_mtime - (run / "config.yaml").stat().st_mtime
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("env")
@@ -121,6 +128,8 @@ def main() -> None:
                 + (
                     float(summary["wall_time_s"])
                     if best["steps"] == run_steps and "wall_time_s" in summary
+                    else _wall_of_checkpoint(args.run, source)
+                    if args.step_offset
                     else _wall_at(
                         args.run,
                         best["steps"] - args.step_offset,
