@@ -305,10 +305,28 @@ def _ppo_policy(path: Path) -> Any:
     return load_ppo_policy(path) if is_ppo_policy(path) else None
 
 
+#: Prefix of a policy shipped in the package: `softrod eval shipped:Reach-v0`.
+SHIPPED_PREFIX = "shipped:"
+
+
+def _load_shipped(name: str) -> tuple[Any, str, dict[str, Any]]:
+    """(policy, env id, env kwargs) of a shipped policy; CliError lists the shipped ones."""
+    choose_gl_backend(headless=True)
+    from softrod.learn import load_shipped
+
+    try:
+        pol = load_shipped(name)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    return pol, pol.env_id, dict(pol.env_kwargs)
+
+
 def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
     """(policy, env id recorded with it or None, env kwargs) from a run directory or file."""
     from softrod.learn import is_bc_policy, load_bc_policy, load_config, load_sb3_policy
 
+    if str(path).startswith(SHIPPED_PREFIX):
+        return _load_shipped(str(path).removeprefix(SHIPPED_PREFIX))
     if not path.exists():
         raise CliError(f"no policy at {path}")
     ppo = _ppo_policy(path)
@@ -331,7 +349,9 @@ def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
 @app.command("eval")
 def eval_cmd(
     policy: Path = typer.Argument(
-        ..., help="Run directory, SAC .zip, BC or PPO policy (.pt / dir)."
+        ...,
+        help="Run directory, SAC .zip, BC or PPO policy (.pt / dir), or shipped:ENV (a policy "
+        "shipped in the package, e.g. shipped:Reach-v0).",
     ),
     env: str | None = typer.Option(None, help="Environment (default: the one the run used)."),
     episodes: int = typer.Option(100, help="Seeded episodes."),

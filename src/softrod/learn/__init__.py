@@ -10,6 +10,13 @@ from softrod.learn._eval import EvalResult, evaluate, load_sb3_policy
 from softrod.learn._experts import EXPERTS, GraspExpert, SwitchExpert, make_expert
 from softrod.learn._plots import plot_learning_curve, read_episodes
 from softrod.learn._sac import TrainResult, make_env_fn, set_torch_threads, train_sac
+from softrod.learn._shipped import (
+    SACActor,
+    export_sac_actor,
+    load_shipped,
+    shipped_policies,
+    shipped_provenance,
+)
 from softrod.learn._teleop import (
     KEY_HELP,
     KeyboardTeleop,
@@ -31,15 +38,18 @@ __all__ = [
     "EvalResult",
     "GraspExpert",
     "KeyboardTeleop",
+    "SACActor",
     "SACConfig",
     "SwitchExpert",
     "TrainResult",
     "duplicate_mask",
     "evaluate",
+    "export_sac_actor",
     "is_bc_policy",
     "load_bc_policy",
     "load_config",
     "load_sb3_policy",
+    "load_shipped",
     "make_env_fn",
     "make_expert",
     "plot_learning_curve",
@@ -49,6 +59,8 @@ __all__ = [
     "save_config",
     "script_keys",
     "set_torch_threads",
+    "shipped_policies",
+    "shipped_provenance",
     "train_bc",
     "train_sac",
 ]
