@@ -41,7 +41,7 @@ from softrod.rods._result import StaticResult
 from softrod.rods._shooting import result_at
 from softrod.rods._stability import stable_equilibrium
 from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL
-from softrod.rods._static_kernels import _evaluate, _residual
+from softrod.rods._static_kernels import _residual, _residual_value
 
 __all__ = [
     "DEFAULT_FRICTION_TOL",
@@ -425,13 +425,12 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
     n_steps = theta.shape[0]
     ny = 15 + n_t
     scale = ld[3]
-    M_tip, L_cmd, k_t, m_scale, t_scale = bc
+    L_cmd, m_scale, t_scale = bc[1], bc[3], bc[4]
     z_full = np.empty(ny * (1 + n))
     z = np.empty(ny)
     r = np.empty(n)
     J = np.zeros((n, n))
     tau = np.zeros(n_t)
-    m0 = np.zeros(3)
     tb = np.zeros(n_t)  # base tensions the scale is relative to
     held = np.zeros(n_t, dtype=np.bool_)
     new = np.empty((n_steps, n_t))
@@ -498,18 +497,8 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
                 ok = _residual(x, length_mode, tau, base, geo, ld, bc, store, Y, X, z_full, r, J)
             else:
                 # The residual alone (no sensitivities): a chord step on the last Jacobian.
-                for a in range(3):
-                    m0[a] = x[a]
-                if length_mode:
-                    for i in range(n_t):
-                        tau[i] = x[3 + i]
-                ok = _evaluate(m0, tau, 0, base, geo, ld, store, Y, X, z)
-                for a in range(3):
-                    r[a] = (z[12 + a] - M_tip[a]) / m_scale
-                if length_mode:
-                    for j in range(n_t):
-                        stretch = max(Y[-1, 15 + j] - L_cmd[j], 0.0)
-                        r[3 + j] = (x[3 + j] - k_t[j] * stretch) / t_scale
+                # `_residual_value` is the static solver's own (one compiled `_integrate`).
+                ok = _residual_value(x, length_mode, tau, base, geo, ld, bc, store, Y, X, z, r)
             if not ok:
                 return row
             r_norm = 0.0
