@@ -28,7 +28,7 @@ import math
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -41,7 +41,7 @@ from softrod.rods._result import StaticResult
 from softrod.rods._shooting import result_at
 from softrod.rods._stability import stable_equilibrium
 from softrod.rods._static import DEFAULT_MAX_ITER, DEFAULT_RTOL
-from softrod.rods._static_kernels import _evaluate, _residual
+from softrod.rods._static_kernels import _residual, _residual_value
 
 __all__ = [
     "DEFAULT_FRICTION_TOL",
@@ -324,43 +324,74 @@ def _anderson_out(c, c_new, hist_x, hist_f, x_prev, f_prev, moves):
         c[a] = max(v, 0.0)
 
 
+class _FrictionArrays(NamedTuple):
+    """The robot's arrays the compiled loop reads (`_sequence_rows`), fixed over a sequence.
+
+    base, geo, ld, bc : the static kernels' tuples (`_inputs._problem`); ld[3], the tension
+        scale (n_steps, n_t) [-], and bc[1], the commanded lengths (n_t,) [m], are written per
+        row. hole_node (n_t, n_max + 1), n_hole (n_t,) : the hole table (`_holes`).
+    tendon_r : (n_t, 3) body-frame offsets [m]. baseline : (n_steps, n_t) the holes' own wrap
+        [rad]. mu, band : (n_t,) friction coefficient [-] and stick band [N]. anchor_step :
+        (n_t,) the step that ends at each tendon's anchor.
+    """
+
+    base: tuple
+    geo: tuple
+    ld: tuple
+    bc: tuple
+    hole_node: np.ndarray
+    n_hole: np.ndarray
+    tendon_r: np.ndarray
+    baseline: np.ndarray
+    mu: np.ndarray
+    band: np.ndarray
+    anchor_step: np.ndarray
+
+
+class _RowState(NamedTuple):
+    """What the compiled loop carries from row to row (in/out, the last equilibrium's).
+
+    x : (n,) shooting unknowns (M0 [, tau]). dx (n,), d_cmd (n_t,), d_theta (n_steps, n_t):
+    their change over the last row, has_change (1,) bool whether there is one (the
+    length-control predictor). eff (n_t,) effective commands, direction (n_t,) +1 / -1 / 0
+    (tension control: the stick band). prof (n_steps, n_t) [N] tension profile. theta
+    (n_steps, n_t) [rad] wrap of the last equilibrium (with the holes' own).
+    """
+
+    x: np.ndarray
+    dx: np.ndarray
+    d_cmd: np.ndarray
+    has_change: np.ndarray
+    eff: np.ndarray
+    direction: np.ndarray
+    prof: np.ndarray
+    theta: np.ndarray
+    d_theta: np.ndarray
+
+
+class _RowsOut(NamedTuple):
+    """Per-row outputs of the compiled loop: tips (T, 3) [m], rotations (T, 3, 3), tension and
+    tip_tension (T, n_t) [N], iterations (T,) evaluations, positions (T or 0, n_nodes, 3) [m],
+    phases (T, N_PHASES) the evaluations by what asked for them (`PHASES`)."""
+
+    tips: np.ndarray
+    rotations: np.ndarray
+    tension: np.ndarray
+    tip_tension: np.ndarray
+    iterations: np.ndarray
+    positions: np.ndarray
+    phases: np.ndarray
+
+
+#: What asked for each evaluation of the compiled loop (`_RowsOut.phases`, dev scripts): the
+#: row's first Jacobian, a later Jacobian (a slow contraction), a chord step (residual only),
+#: the line search (a step that did not reduce the residual: halved, or back for a Jacobian),
+#: and a move of the tension scale (the friction fixed point).
+PHASES = ("start", "jacobian", "chord", "line search", "scale move")
+
+
 @njit(cache=True)
-def _sequence_rows(
-    commands,
-    length_mode,
-    x,
-    dx,
-    d_cmd,
-    has_change,
-    eff,
-    direction,
-    prof,
-    theta,
-    d_theta,
-    base,
-    geo,
-    ld,
-    bc,
-    hole_node,
-    n_hole,
-    tendon_r,
-    baseline,
-    mu,
-    band,
-    anchor_step,
-    rtol,
-    ftol,
-    max_iter,
-    max_step,
-    tips_out,
-    rotations_out,
-    tension_out,
-    tip_tension_out,
-    iterations_out,
-    positions_out,
-    Y,
-    X,
-):
+def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step, out, Y, X):
     """The rows of `commands` (T, n_t) (lengths [m] or tensions [N]) solved in order, each
     warm-started from the previous equilibrium, in one compiled loop (`solve_sequence`'s
     compiled path; the formulation of `_step`).
@@ -376,29 +407,30 @@ def _sequence_rows(
     scale changes by less than ftol: `_step`'s fixed point (an equilibrium under a frozen scale
     that reproduces itself), reached without solving every intermediate scale to rtol.
 
-    State (in/out, the last equilibrium's): x (n,) unknowns; dx (n,), d_cmd (n_t,), d_theta
-    (n_steps, n_t) their change over the last row and has_change (1,) whether there is one (the
-    length-control predictor); eff (n_t,) effective commands, direction (n_t,) (tension
-    control: stick band); prof (n_steps, n_t) [N] tension profile; theta (n_steps, n_t) [rad]
-    wrap of the last equilibrium (with `baseline`, the holes' own wrap). bc[1] (L_cmd) is
-    written per row. max_step : a Newton step longer than this in scaled unknowns stops the
-    loop (the caller's solver then takes the row: continuation). Outputs per row: tips_out
-    (T, 3), rotations_out (T, 3, 3), tension_out, tip_tension_out (T, n_t), iterations_out (T,),
-    positions_out (T or 0, n_nodes, 3). Y, X: the last state. Returns the rows done (fewer
-    than T when a row fails: non-finite, too long a step, or not converged in max_iter).
+    fr : the robot's arrays (`_FrictionArrays`; fr.ld[3] and fr.bc[1] written per row). st :
+    the state carried from row to row (`_RowState`, in/out). rtol : residual tolerance (scaled);
+    ftol : the scale's tolerance [-]; max_iter : evaluations per row. max_step : a Newton step
+    longer than this in scaled unknowns stops the loop (the caller's solver then takes the row:
+    continuation). out : the per-row outputs (`_RowsOut`). Y, X: the last state. Returns the
+    rows done (fewer than T when a row fails: non-finite, too long a step, or not converged in
+    max_iter).
     """
+    base, geo, ld, bc = fr.base, fr.geo, fr.ld, fr.bc
+    hole_node, n_hole, tendon_r, baseline = fr.hole_node, fr.n_hole, fr.tendon_r, fr.baseline
+    mu, band, anchor_step = fr.mu, fr.band, fr.anchor_step
+    x, dx, d_cmd, has_change, eff = st.x, st.dx, st.d_cmd, st.has_change, st.eff
+    direction, prof, theta, d_theta = st.direction, st.prof, st.theta, st.d_theta
     n_rows, n_t = commands.shape
     n = x.shape[0]
     n_steps = theta.shape[0]
     ny = 15 + n_t
     scale = ld[3]
-    M_tip, L_cmd, k_t, m_scale, t_scale = bc
+    L_cmd, m_scale, t_scale = bc[1], bc[3], bc[4]
     z_full = np.empty(ny * (1 + n))
     z = np.empty(ny)
     r = np.empty(n)
     J = np.zeros((n, n))
     tau = np.zeros(n_t)
-    m0 = np.zeros(3)
     tb = np.zeros(n_t)  # base tensions the scale is relative to
     held = np.zeros(n_t, dtype=np.bool_)
     new = np.empty((n_steps, n_t))
@@ -450,6 +482,7 @@ def _sequence_rows(
         # Newton with the scale frozen; the scale moves once the residual is small against
         # the scale's own change (the fixed point of `_step`, one evaluation an iteration).
         need_jac = True
+        phase = 0  # what asks for the next evaluation (`PHASES`)
         kind = 0  # the last step: 0 none, 1 chord, 2 Newton (Jacobian at its start)
         alpha = 1.0
         moves = 0
@@ -458,23 +491,14 @@ def _sequence_rows(
         converged = False
         while it < max_iter:
             it += 1
+            out.phases[row, phase] += 1
             had_jac = need_jac
             if need_jac:
                 ok = _residual(x, length_mode, tau, base, geo, ld, bc, store, Y, X, z_full, r, J)
             else:
                 # The residual alone (no sensitivities): a chord step on the last Jacobian.
-                for a in range(3):
-                    m0[a] = x[a]
-                if length_mode:
-                    for i in range(n_t):
-                        tau[i] = x[3 + i]
-                ok = _evaluate(m0, tau, 0, base, geo, ld, store, Y, X, z)
-                for a in range(3):
-                    r[a] = (z[12 + a] - M_tip[a]) / m_scale
-                if length_mode:
-                    for j in range(n_t):
-                        stretch = max(Y[-1, 15 + j] - L_cmd[j], 0.0)
-                        r[3 + j] = (x[3 + j] - k_t[j] * stretch) / t_scale
+                # `_residual_value` is the static solver's own (one compiled `_integrate`).
+                ok = _residual_value(x, length_mode, tau, base, geo, ld, bc, store, Y, X, z, r)
             if not ok:
                 return row
             r_norm = 0.0
@@ -503,6 +527,7 @@ def _sequence_rows(
                 r_last = np.inf
                 kind = 0
                 need_jac = False
+                phase = 4
                 continue
             if r_norm >= r_last and kind != 0:
                 # The step did not reduce the residual: a chord step goes back for the
@@ -512,6 +537,7 @@ def _sequence_rows(
                         x[a] = x_base[a]
                     need_jac = True
                     kind = 0
+                    phase = 3
                     continue
                 if alpha <= 1.0 / 64.0:
                     return row  # Newton stalls here: the caller's solver takes the row
@@ -519,9 +545,11 @@ def _sequence_rows(
                 for a in range(n):
                     x[a] = x_base[a] + alpha * step[a]
                 need_jac = False
+                phase = 3
                 continue
             # A slow contraction asks for the Jacobian at the next iterate.
             need_jac = r_norm > _CHORD_RATIO * r_last
+            phase = 1 if need_jac else 2
             r_last = r_norm
             step = np.linalg.solve(J, -r)
             size = 0.0
@@ -538,21 +566,21 @@ def _sequence_rows(
             return row
         # The row's equilibrium: outputs and the memory the next row reads.
         for a in range(3):
-            tips_out[row, a] = Y[-1, a]
+            out.tips[row, a] = Y[-1, a]
         for a in range(9):
-            rotations_out[row, a // 3, a % 3] = Y[-1, 3 + a]
-        if positions_out.shape[0] > 0:
+            out.rotations[row, a // 3, a % 3] = Y[-1, 3 + a]
+        if out.positions.shape[0] > 0:
             for m in range(Y.shape[0]):
                 for a in range(3):
-                    positions_out[row, m, a] = Y[m, a]
+                    out.positions[row, m, a] = Y[m, a]
         for i in range(n_t):
             if length_mode:
                 x[3 + i] = tb[i]
-            tension_out[row, i] = tb[i]
+            out.tension[row, i] = tb[i]
             for k in range(n_steps):
                 prof[k, i] = scale[k, i] * tb[i]
-            tip_tension_out[row, i] = prof[anchor_step[i], i]
-        iterations_out[row] = it
+            out.tip_tension[row, i] = prof[anchor_step[i], i]
+        out.iterations[row] = it
         if length_mode:
             for a in range(n):
                 dx[a] = x[a] - x_start[a]
@@ -901,28 +929,36 @@ def _compiled_rows(
     wrap = np.zeros((n_steps, n_t)) if baseline is None else baseline
     theta = tendon_wrap(model, res.positions, res.rotations) + wrap
     hole_node, n_hole = _holes(model)
-    eff, direction, prof = state.command.copy(), state.direction.copy(), state.tension.copy()
+    st = _RowState(
+        x, dx, d_cmd, has_change, state.command.copy(), state.direction.copy(),
+        state.tension.copy(), theta, d_theta,
+    )  # fmt: skip
+    fr = _FrictionArrays(
+        pb.base, pb.geo, pb.ld, pb.bc, hole_node, n_hole,
+        np.ascontiguousarray(model.tendon_r[:n_t]), np.ascontiguousarray(wrap), mu, band,
+        anchor_step,
+    )  # fmt: skip
     tips, rotations, tension, tip_tension, n_fix, positions = outs
     k = len(commands)
-    shapes = np.empty((k if positions is not None else 0, model.n_nodes, 3))
-    out = (np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, n_t)), np.empty((k, n_t)))
-    iters = np.zeros(k, dtype=np.int64)
+    out = _RowsOut(
+        np.empty((k, 3)), np.empty((k, 3, 3)), np.empty((k, n_t)), np.empty((k, n_t)),
+        np.zeros(k, dtype=np.int64),
+        np.empty((k if positions is not None else 0, model.n_nodes, 3)),
+        np.zeros((k, len(PHASES)), dtype=np.int64),
+    )  # fmt: skip
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
     done = _sequence_rows(
-        commands, length_mode, x, dx, d_cmd, has_change, eff, direction, prof, theta, d_theta,
-        pb.base, pb.geo, pb.ld, pb.bc, hole_node, n_hole,
-        np.ascontiguousarray(model.tendon_r[:n_t]), np.ascontiguousarray(wrap), mu, band,
-        anchor_step, rtol, tol, max_iter + max_fix, _STEP_BOUND, *out, iters, shapes, Y, X,
-    )  # fmt: skip
+        commands, length_mode, fr, st, rtol, tol, max_iter + max_fix, _STEP_BOUND, out, Y, X
+    )
     end = start + done
-    tips[start:end] = out[0][:done]
-    rotations[start:end] = out[1][:done]
-    tension[start:end] = out[2][:done]
-    tip_tension[start:end] = out[3][:done]
-    n_fix[start:end] = iters[:done]
+    tips[start:end] = out.tips[:done]
+    rotations[start:end] = out.rotations[:done]
+    tension[start:end] = out.tension[:done]
+    tip_tension[start:end] = out.tip_tension[:done]
+    n_fix[start:end] = out.iterations[:done]
     if positions is not None:
-        positions[start:end] = shapes[:done]
+        positions[start:end] = out.positions[:done]
     if done == 0:
         return 0, state
     # The last row's equilibrium as a result (the next solve's warm start and wrap).
@@ -931,8 +967,9 @@ def _compiled_rows(
     result = result_at(model, last, x, rtol)
     change = (dx[3:].copy(), d_cmd.copy(), d_theta.copy()) if has_change[0] else None
     new_state = FrictionState(
-        tension=prof, command=eff, direction=direction, result=result, step_change=change
-    )
+        tension=st.prof, command=st.eff, direction=st.direction, result=result,
+        step_change=change,
+    )  # fmt: skip
     return done, new_state
 
 
