@@ -12,6 +12,15 @@ parameters are held. CANDIDATE:
   distal segment, c1 for segment 2's tendons in segment 1's disks, c2 for segment 3's in
   segments 1-2), `offsets` routing (docs/routing.md); scanned with c1 = c2 on every S-th train
   row, then both refined by least squares from the best scan point.
+- `refit`: the 15 parameters and the pass-through scales fitted together on every S-th train
+  row (`calibrate_hardware(..., passthrough=True)`, `--max-nfev N` evaluations), started from
+  FITTED's parameters (read back from its description) and straight tendons (1, 1). Writes
+  `--out FILE.yaml` and prints val.
+- `gamma`: a length coupling on the commands, the distal tendon i's displacement less gamma x
+  the length its path loses to the proximal segments' bends at the tendons' common radius,
+  d_i - gamma sum_j (2/3) cos(a_i - a_j) d_j over the tendons j of the segments proximal to
+  i's (gamma = 0: the model's own geometric coupling only; > 0: more coupling, e.g. a tendon
+  rubbing its way over the proximal holes); scanned with the 15 held on every S-th train row.
 - `mu2`: capstan friction (`friction_sequence`, stick band 0) fitted on the two-segment train
   rows only (every S-th), with its standard error from the 1-D Jacobian at the optimum.
 
@@ -179,19 +188,98 @@ def fit_mu2(spec, recs, stride: int) -> None:
     print(f"  val: {summary(e_va, va)}")
 
 
+def coupled(spec, d: np.ndarray, gamma: float) -> np.ndarray:
+    """d (T, n) less gamma x each distal tendon's path length lost to the proximal bends."""
+    seg = np.concatenate([[k] * len(s.tendons) for k, s in enumerate(spec.segments)])
+    a = np.radians([t.angle_deg for _, t in spec.tendon_list()])
+    m = (2.0 / 3.0) * np.cos(a[:, None] - a[None, :]) * (seg[None, :] < seg[:, None])
+    return d - gamma * d @ m.T
+
+
+def scan_gamma(spec, recs, stride: int) -> None:
+    tr, va = recs["train"], recs["val"]
+    rows = np.arange(0, len(tr.t), stride)
+    best = (np.inf, 0.0)
+    for g in (0.0, -0.2, -0.1, 0.1, 0.2, 0.4):
+        tip, _ = replay_marker(spec, coupled(spec, tr.displacement, g), rows=rows, t=tr.t)
+        e_tr = np.linalg.norm(tip - tr.tip[rows], axis=1).mean() * 1e3
+        print(f"  gamma {g:+.2f}: train mean {e_tr:.2f} mm", flush=True)
+        if e_tr < best[0]:
+            best = (e_tr, g)
+    tip, _ = replay_marker(spec, coupled(spec, va.displacement, best[1]), t=va.t)
+    e = np.linalg.norm(tip - va.tip, axis=1) * 1e3
+    print(f"  gamma chosen on train {best[1]:+.2f}: val {summary(e, va)}")
+
+
+def refit(robot: str, spec, recs, stride: int, max_nfev: int, out: str) -> None:
+    import math
+    from dataclasses import replace
+
+    import yaml
+
+    from softrod.validate import HardwareParams, calibrate_hardware, calibrated_robot
+    from softrod.validate._hardware import hardware_robot
+
+    # FITTED's parameters, read back from its description (angles against the shipped ones).
+    shipped = hardware_robot(robot)
+    cal = spec.calibration
+    pre = np.reshape(cal.pretension, (len(spec.segments), -1))
+    params = HardwareParams(
+        stiffness=tuple(float(s.tendons[0].stiffness) for s in spec.segments),
+        pretension=tuple(float(p) for p in pre[:, 0]),
+        angle_offset=tuple(
+            math.radians(s.tendons[0].angle_deg - s0.tendons[0].angle_deg)
+            for s, s0 in zip(spec.segments, shipped.segments, strict=True)
+        ),
+        marker_offset=cal.marker_offset,
+        translation=tuple(cal.tracker_translation),
+        tilt=tuple(math.radians(a) for a in cal.tracker_tilt_deg),
+        backlash=cal.backlash,
+    )
+    tr, va = recs["train"], recs["val"]
+    start = calibrated_robot(robot, params, servo_columns=spec.calibration.servo_columns)
+    print(f"  start (FITTED's parameters): val {err(start, va).mean():.2f} mm", flush=True)
+    t0 = time.process_time()
+    fit = calibrate_hardware(
+        robot, tr.as_tdcr(robot), stride=stride, max_nfev=max_nfev,
+        initial=replace(params, passthrough=(1.0,) * (len(spec.segments) - 1)),
+        passthrough=True,
+    )  # fmt: skip
+    se = (fit.extra["standard_errors"] or {}).get("passthrough_scale")
+    print(f"  fitted c = {np.round(fit.params.passthrough, 4)} +- "
+          f"{np.round(se, 4) if se else se} ({fit.extra['standard_errors_message']}); train RMSE "
+          f"{fit.rmse_before_mm:.2f} -> {fit.rmse_after_mm:.2f} mm on {fit.train_rows} rows, "
+          f"nfev {fit.nfev}, {time.process_time() - t0:.0f} s CPU", flush=True)  # fmt: skip
+    print(f"  params {fit.params.as_dict()}")
+    new = calibrated_robot(robot, fit.params, servo_columns=spec.calibration.servo_columns)
+    with open(out, "w") as f:
+        f.write(yaml.safe_dump(new.to_dict(), sort_keys=False))
+    print(f"  val: {summary(err(new, va), va)}")
+    held = calibrated_robot(
+        robot, replace(fit.params, passthrough=()), servo_columns=spec.calibration.servo_columns
+    )
+    print(f"  its c taken out (straight tendons): val {err(held, va).mean():.2f} mm")
+
+
 def main() -> None:
     args = sys.argv[1:]
-    stride = 4
-    if "--stride" in args:
-        i = args.index("--stride")
-        stride = int(args[i + 1])
-        del args[i : i + 2]
+    opts = {"--stride": "4", "--max-nfev": "3", "--out": "refit.yaml"}
+    for key in opts:
+        if key in args:
+            i = args.index(key)
+            opts[key] = args[i + 1]
+            del args[i : i + 2]
+    stride = int(opts["--stride"])
     robot, fitted, what = args
     spec, recs = load(robot, fitted)
     if what == "families":
         families(spec, recs)
     elif what == "passthrough":
         scan_passthrough(spec, recs, stride)
+    elif what == "refit":
+        refit(robot, spec, recs, stride, int(opts["--max-nfev"]), opts["--out"])
+    elif what == "gamma":
+        scan_gamma(spec, recs, stride)
     elif what == "mu2":
         fit_mu2(spec, recs, stride)
     else:
