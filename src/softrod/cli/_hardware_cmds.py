@@ -73,6 +73,14 @@ def fit_cmd(
             "lagging fraction.",
         ),
     ] = False,
+    passthrough: Annotated[
+        bool,
+        typer.Option(
+            "--passthrough",
+            help="Also fit the coupling between segments: the distal tendons' radius in the "
+            "proximal disks, one scale per distal segment (written as `offsets` routing).",
+        ),
+    ] = False,
 ) -> None:
     """Fit the 15 calibration parameters on DATA only (tendon friction mu held at 0 unless
     --friction) and write one calibrated robot description that the static solver, the MuJoCo
@@ -92,6 +100,7 @@ def fit_cmd(
         hole_wrap=hole_wrap,
         tension_backlash=tension_backlash,
         lag=lag,
+        passthrough=passthrough,
     )
     write_fitted(fit, out)
     obj = {**fit_summary(fit), "output": str(out)}

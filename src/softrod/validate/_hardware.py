@@ -56,6 +56,7 @@ __all__ = [
     "friction_sequence",
     "calibrated_robot",
     "hardware_robot",
+    "passthrough_routing",
     "predict_marker",
     "replay_marker",
     "calibrate_hardware",
@@ -123,6 +124,14 @@ TENSION_BACKLASH_SCALE = 5e-5
 LAG_INITIAL = (5.0, 0.2)
 LAG_TIME_BOUNDS = (0.1, 1000.0)
 LAG_SCALE = (1.0, 0.1)
+#: Pass-through radius scale (`passthrough`): start (the shipped straight tendons), lower bound
+#: (`offsets` must be > 0; 0.05 is a tendon nearly on the backbone) and optimizer scale. The
+#: upper bound is the proximal disks' radius over the tendon offset (the hole inside the disk),
+#: at most `PASSTHROUGH_UPPER` (robots without a disk radius).
+PASSTHROUGH_INITIAL = 1.0
+PASSTHROUGH_LOWER = 0.05
+PASSTHROUGH_UPPER = 2.0
+PASSTHROUGH_SCALE = 0.1
 #: Friction fit (with a sequence model): start (mu, stick band [m]), bounds and optimizer
 #: scales. The stick band is a commanded-length change [m] inside which the tendon sticks.
 FRICTION_INITIAL = (0.1, 2e-4)
@@ -160,6 +169,11 @@ class HardwareParams:
     #: (not in the vector: `calibrate_hardware`'s `lag` appends them).
     lag_time_constant: float = 0.0
     lag_fraction: float = 0.0
+    #: Coupling between segments (`passthrough`): the radius of segment k's tendons in the
+    #: disks of segments 0..k-1 (and the base hole), as a fraction of their offset, one per
+    #: distal segment (k = 1, 2); () = every tendon straight at its offset, as shipped (not in
+    #: the vector: `calibrate_hardware`'s `passthrough` appends them).
+    passthrough: tuple[float, ...] = ()
 
     def to_vector(self) -> np.ndarray:
         return np.array(
@@ -201,6 +215,7 @@ class HardwareParams:
             "backlash_per_tension_m_per_N": self.backlash_per_tension,
             "lag_time_constant_s": self.lag_time_constant,
             "lag_fraction": self.lag_fraction,
+            "passthrough_scale": list(self.passthrough),
         }
 
 
@@ -211,14 +226,43 @@ def _description_path(robot: str) -> Path:
 
 
 def hardware_robot(robot: str, params: HardwareParams | None = None) -> RobotSpec:
-    """The shipped description of `robot`, with `params`' stiffness and angle offsets applied."""
+    """The shipped description of `robot`, with `params`' stiffness and angle offsets applied
+    (and its pass-through radii as `offsets` routing, `passthrough_routing`)."""
     spec = load_robot(_description_path(robot)).model_dump()
     if params is not None:
         for i, seg in enumerate(spec["segments"]):
             for td in seg["tendons"]:
                 td["stiffness"] = params.stiffness[i]
                 td["angle_deg"] = td["angle_deg"] + math.degrees(params.angle_offset[i])
-    return load_robot(spec)
+    out = load_robot(spec)
+    if params is not None and params.passthrough:
+        out = passthrough_routing(out, params.passthrough)
+    return out
+
+
+def passthrough_routing(spec: RobotSpec, scale: tuple[float, ...] | list[float]) -> RobotSpec:
+    """`spec` with the tendons of segment k >= 1 routed at scale[k-1] x offset through the base
+    hole and the disks of segments 0..k-1, and at their offset in their own segment's disks
+    (`offsets` routing, docs/routing.md): a distal tendon's moment arm on, and the length its
+    path loses to, the proximal segments' bend (coupling between segments). A scale of 1 is
+    the straight tendon's path (same shape, through the per-disk routing)."""
+    if len(scale) != len(spec.segments) - 1:
+        raise ValueError(
+            f"passthrough needs one scale per distal segment ({len(spec.segments) - 1}), "
+            f"got {len(scale)}"
+        )
+    raw = spec.model_dump()
+    segs = raw["segments"]
+    for k in range(1, len(segs)):
+        c = float(scale[k - 1])
+        n_prox = sum(int(segs[j]["disks"]) for j in range(k))
+        for td in segs[k]["tendons"]:
+            if any(td.get(f) is not None for f in ("pitch", "holes", "angles_deg", "offsets")):
+                raise ValueError("passthrough applies to straight tendons only")
+            r = float(td["offset"])
+            td["offset"] = c * r
+            td["offsets"] = [c * r] * n_prox + [r] * int(segs[k]["disks"])
+    return load_robot(raw)
 
 
 def calibrated_robot(
@@ -808,6 +852,7 @@ def calibrate_hardware(
     hole_wrap0: float = HOLE_WRAP_INITIAL,
     tension_backlash: bool = False,
     lag: bool = False,
+    passthrough: bool = False,
 ) -> HardwareFit:
     """Fit `HardwareParams` on every `stride`-th row of the train split (static rod model).
 
@@ -825,7 +870,9 @@ def calibrate_hardware(
     friction state); the strided rows are solved in order, every row runs the play. lag : also
     fit a first-order lag (creep) of the displacements (`lag`: time constant [s], log-scaled,
     and lagging fraction, from `initial`'s values where set, else `LAG_INITIAL`), over every
-    row's time `train.t` before the rows are strided.
+    row's time `train.t` before the rows are strided. passthrough : also fit the coupling
+    between segments, the radius of each distal segment's tendons in the proximal disks as a
+    fraction of their offset (`passthrough_routing`, from `initial`'s values where set, else 1).
 
     `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
     the Jacobian at the optimum does not identify them), `standard_errors_message`,
@@ -873,6 +920,25 @@ def calibrate_hardware(
         lo = np.r_[lo, math.log(LAG_TIME_BOUNDS[0]), 0.0]
         hi = np.r_[hi, math.log(LAG_TIME_BOUNDS[1]), 1.0]
         scale = np.r_[scale, LAG_SCALE]
+    n_pt = 0
+    if passthrough:
+        # One radius scale per distal segment, last; holes stay inside the proximal disks.
+        shipped = load_robot(_description_path(robot))
+        n_pt = len(shipped.segments) - 1
+        c_hi = [
+            min(
+                PASSTHROUGH_UPPER,
+                min(s.disk_radius or math.inf for s in shipped.segments[:k])
+                / max(t.offset for t in shipped.segments[k].tendons),
+            )
+            for k in range(1, n_pt + 1)
+        ]
+        c0 = p0.passthrough or (PASSTHROUGH_INITIAL,) * n_pt
+        x0 = np.r_[x0, c0]
+        lo = np.r_[lo, [PASSTHROUGH_LOWER] * n_pt]
+        hi = np.r_[hi, c_hi]
+        scale = np.r_[scale, [PASSTHROUGH_SCALE] * n_pt]
+    n_tail = n_lag + n_pt
     x0 = np.clip(x0, lo, hi)
     free = np.ones(len(x0), dtype=bool)
     if not backlash:
@@ -885,18 +951,25 @@ def calibrate_hardware(
         x[free] = xf
         return x
 
-    def split(x: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
-        """(the vector without the lag, (time constant [s], fraction))."""
+    def split(
+        x: np.ndarray,
+    ) -> tuple[np.ndarray, tuple[float, float], tuple[float, ...]]:
+        """(the vector without the lag and pass-through, (time constant [s], fraction),
+        pass-through scales)."""
+        head = x[: len(x) - n_tail]
+        pt = tuple(float(v) for v in x[len(x) - n_pt :]) if n_pt else ()
         if not lag:
-            return x, (0.0, 0.0)
-        return x[:-n_lag], (math.exp(float(x[-2])), float(x[-1]))
+            return head, (0.0, 0.0), pt
+        t_lag = x[len(x) - n_tail : len(x) - n_pt]
+        return head, (math.exp(float(t_lag[0])), float(t_lag[1])), pt
 
     def resid(xf: np.ndarray) -> np.ndarray:
-        x, (tau, frac) = split(full(xf))
+        x, (tau, frac), pt = split(full(xf))
         # The lag runs over every row in time order, before the rows are strided.
         disp = _lag_op(train.displacement, train.t, tau, frac)
         seq_disp = disp[rows]
         params = _with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash)
+        params = replace(params, passthrough=pt)
         if sequence_model is None:
             pred, _ = predict_marker(robot, params, disp, rows)
         else:
@@ -927,7 +1000,7 @@ def calibrate_hardware(
         method="trf",
     )
     rms = lambda r: float(np.sqrt(np.mean(np.sum(r.reshape(-1, 3) ** 2, axis=1))) * 1e3)  # noqa: E731
-    x, (tau, frac) = split(full(res.x))
+    x, (tau, frac), pt = split(full(res.x))
     # The optimizer's Jacobian uses relative steps, which vanish for a parameter at 0 (a
     # pretension on its bound): the errors use steps scaled by each parameter's scale instead.
     jac = _forward_jacobian(resid, res.x, res.fun, lo[free], hi[free], scale[free])
@@ -936,16 +1009,21 @@ def calibrate_hardware(
         names = np.append(names, "backlash_per_tension")
     if lag:
         names = np.append(names, ["log_lag_time_constant", "lag_fraction"])
+    names = np.append(names, [f"passthrough[{k}]" for k in range(n_pt)])
     se, se_msg = standard_errors(jac, np.asarray(res.fun), names[free])
-    se_lag = None
+    se_tail: dict[str, Any] = {}
+    if se is not None and passthrough:
+        se_tail["passthrough_scale"] = [float(v) for v in se[len(se) - n_pt :]]
+        se = se[: len(se) - n_pt]
     if se is not None and lag:
         # d tau = tau d(log tau); the rest in the layout without the lag.
-        se_lag = {"lag_time_constant_s": float(se[-2]) * tau, "lag_fraction": float(se[-1])}
+        se_tail["lag_time_constant_s"] = float(se[-2]) * tau
+        se_tail["lag_fraction"] = float(se[-1])
         se = se[:-n_lag]
-    free_hw = free[: len(free) - n_lag]
+    free_hw = free[: len(free) - n_tail]
     se_all = _se_dict(x, free_hw, se, n_hw, tension_backlash)
-    if se_all is not None and se_lag is not None:
-        se_all.update(se_lag)
+    if se_all is not None:
+        se_all.update(se_tail)
     extra: dict[str, Any] = {
         "standard_errors": se_all,
         "standard_errors_message": se_msg,
@@ -959,10 +1037,12 @@ def calibrate_hardware(
         extra["backlash_per_tension"] = float(x[-1])
     if lag:
         extra["lag"] = {"time_constant_s": tau, "fraction": frac}
+    if passthrough:
+        extra["passthrough_scale"] = list(pt)
     fitted = _with_extra(HardwareParams.from_vector(x[:n_hw]), x, n_hw, tension_backlash)
     return HardwareFit(
         robot=robot,
-        params=replace(fitted, lag_time_constant=tau, lag_fraction=frac),
+        params=replace(fitted, lag_time_constant=tau, lag_fraction=frac, passthrough=pt),
         initial=p0,
         train_rows=len(meas),
         rmse_before_mm=rms(r0),

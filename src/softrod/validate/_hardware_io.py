@@ -219,6 +219,7 @@ def fit_recording(
     hole_wrap: bool = False,
     tension_backlash: bool = False,
     lag: bool = False,
+    passthrough: bool = False,
 ) -> HardwareFit:
     """Calibrate `robot` (ftdcr_v4 or ftdcr_v6) on the recording `data` only (every `stride`-th
     row; `calibrate_hardware`). `extra` adds `data`, `rows`, `stride`, `servo_columns` and
@@ -230,7 +231,10 @@ def fit_recording(
     straight). tension_backlash : also fit the play per newton of tendon tension
     (`calibration.backlash_per_tension`; with friction both are fitted). lag : also fit a
     first-order lag of the displacements over the recording's time
-    (`calibration.lag_time_constant`, `lag_fraction`; `calibrate_hardware`). sequence_model :
+    (`calibration.lag_time_constant`, `lag_fraction`; `calibrate_hardware`). passthrough : also
+    fit the coupling between segments, the distal tendons' radius in the proximal disks (one
+    scale per distal segment, written as the tendons' `offsets` routing; `passthrough_routing`).
+    sequence_model :
     another stateful model instead (its mu and stick band both fitted)."""
     if robot not in ROBOTS:
         raise ValueError(
@@ -254,6 +258,7 @@ def fit_recording(
         fit_hole_wrap=hole_wrap and model is not None,
         tension_backlash=tension_backlash,
         lag=lag,
+        passthrough=passthrough,
     )
     message = (
         (FRICTION_MESSAGE + HOLE_WRAP_MESSAGE if hole_wrap else FRICTION_MESSAGE)
