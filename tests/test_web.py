@@ -220,3 +220,17 @@ def test_cli_server_binds_locally_and_stops_cleanly():
         ["pgrep", "-s", str(proc.pid)], capture_output=True, text=True, check=False
     ).stdout
     assert left.strip() == ""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_bench_splits_chromium_cpu_by_process(page):
+    """`softrod bench web` finds this test's Chromium (a descendant of this process) and
+    splits its CPU time into the GPU process (software WebGL) and the page's renderer."""
+    from softrod.bench._web import CPU_KINDS, _chromium_cpu, _cpu_per_update
+
+    before = _chromium_cpu()
+    assert before is not None and set(CPU_KINDS) <= set(before)
+    page.evaluate("document.body.offsetHeight")  # some work for the renderer
+    per_update = _cpu_per_update(before, _chromium_cpu(), 2)
+    assert set(per_update) == set(CPU_KINDS)
+    assert all(value >= 0.0 for value in per_update.values())

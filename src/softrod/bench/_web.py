@@ -9,8 +9,10 @@ playwright or Chromium. Target: browser median <= 30 ms for tdcr3 with the exact
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,9 @@ PAGE_TIMESTAMPS = r"""
 #: Browser window [px]. Software WebGL (no GPU) spends time per pixel: a smaller window
 #: separates the twin's own latency from the rasteriser's (`softrod bench web --viewport`).
 DEFAULT_VIEWPORT = (1280, 800)
+#: Chromium's processes whose CPU time the bench splits an update into: "gpu-process"
+#: (software WebGL: swiftshader, and the compositor) and "renderer" (the page's JavaScript).
+CPU_KINDS = ("gpu-process", "renderer")
 #: Longest wait for one browser update [ms]; the harness polls the page this often [ms].
 WAIT_MS = 120_000
 POLL_MS = 20
@@ -71,12 +76,58 @@ def _server_side(server: TwinServer, n: int) -> list[float]:
     return times
 
 
+def _chromium_cpu() -> dict[str, float] | None:
+    """CPU time [s] (user + system) of this process's Chromium descendants by process type
+    ("browser", "gpu-process", "renderer", ...); None where /proc is missing (not Linux)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    stats = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # Fields after the command name: state, ppid, ..., utime (12th), stime (13th).
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # the process ended meanwhile
+        stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick, cmd)
+    # Descendants of this process (playwright's driver, then Chromium and its children).
+    mine, grew = {os.getpid()}, True
+    while grew:
+        new = {pid for pid, (ppid, _, _) in stats.items() if ppid in mine} - mine
+        mine |= new
+        grew = bool(new)
+    out: dict[str, float] = {}
+    for pid in mine - {os.getpid()}:
+        _, cpu, cmd = stats[pid]
+        words = cmd.split()
+        if not words or "chrom" not in Path(words[0]).name:
+            continue
+        kind = next((w[len("--type=") :] for w in words if w.startswith("--type=")), "browser")
+        out[kind] = out.get(kind, 0.0) + cpu
+    return out
+
+
+def _cpu_per_update(
+    before: dict[str, float] | None, after: dict[str, float] | None, n: int
+) -> dict[str, float]:
+    """CPU time per update [s] of each kind in CPU_KINDS between two `_chromium_cpu` calls."""
+    if before is None or after is None:
+        return {}
+    return {k: (after.get(k, 0.0) - before.get(k, 0.0)) / n for k in CPU_KINDS if k in after}
+
+
 def _browser_side(
     server: TwinServer, n: int, viewport: tuple[int, int] = DEFAULT_VIEWPORT
 ) -> dict[str, list[float]] | None:
     """Key press on the tendon slider in headless Chromium -> the page showing the answer:
     "browser" to the shape drawn (the frame after the readout), "readout" to the readout,
-    in-page timestamps [s]; None without playwright or Chromium."""
+    in-page timestamps [s], and "cpu_<kind>": Chromium's CPU time per update [s] by process
+    (CPU_KINDS; Linux only: CPU time does not grow with the machine's load, wall time does);
+    None without playwright or Chromium."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -93,6 +144,7 @@ def _browser_side(
         thumb = page.get_by_role("slider").nth(1)  # tendon 1 ([0]: MuJoCo links)
         thumb.focus()
         page.evaluate("window.__softrodLatency.key.length = 0")
+        cpu0 = _chromium_cpu()
         for i in range(n):
             drawn = page.evaluate("window.__softrodLatency.drawn.length")
             # Up one slider step, or down in the second half (the tension stays in range).
@@ -104,13 +156,16 @@ def _browser_side(
                 timeout=WAIT_MS,
             )
         t = page.evaluate("window.__softrodLatency")
+        cpu = _cpu_per_update(cpu0, _chromium_cpu(), n)
         browser.close()
     key = np.asarray(t["key"][:n])
     # Each press answered: the last readout / drawn frame (the page folds nothing here: one
     # press waits for its answer).
     readout = np.asarray(t["readout"][-n:])
     drawn = np.asarray(t["drawn"][-n:])
-    return {"browser": list(1e-3 * (drawn - key)), "readout": list(1e-3 * (readout - key))}
+    out = {"browser": list(1e-3 * (drawn - key)), "readout": list(1e-3 * (readout - key))}
+    out.update({f"cpu_{kind}": [value] for kind, value in cpu.items()})
+    return out
 
 
 def run_web_bench(
@@ -119,8 +174,10 @@ def run_web_bench(
     browser: bool = True,
     viewport: tuple[int, int] = DEFAULT_VIEWPORT,
 ) -> dict[str, Any]:
-    """Latency metrics `web.<model>.{server,browser}_{median,p95}_ms` for the exact solver and
-    the MuJoCo chain (N = `links`) on tdcr3, n updates each; the browser window is
+    """Latency metrics `web.<model>.{server,readout,browser}_{median,p95}_ms` for the exact
+    solver and the MuJoCo chain (N = `links`) on tdcr3, n updates each, and Chromium's CPU time
+    per browser update `web.<model>.browser_cpu_{gpu,page}_ms` (its GPU process: software
+    WebGL and compositing; the page's renderer: viser's client); the browser window is
     `viewport` (width, height) [px]."""
     out: dict[str, Any] = {"web.updates": n, "web.viewport_px": f"{viewport[0]}x{viewport[1]}"}
     for model in ("exact", "mujoco"):
@@ -137,6 +194,9 @@ def run_web_bench(
                     out[f"web.{model}.{kind}_p95_ms"] = None
                 else:
                     out.update(_stats(f"web.{model}.{kind}", times[kind]))
+            for kind, label in zip(CPU_KINDS, ("gpu", "page"), strict=True):
+                cpu = times.get(f"cpu_{kind}") if times is not None else None
+                out[f"web.{model}.browser_cpu_{label}_ms"] = None if not cpu else 1e3 * cpu[0]
         finally:
             server.stop()
     exact = out.get("web.exact.browser_median_ms")
