@@ -69,6 +69,9 @@ _INNER_RATIO = 1e-1
 _CHORD_RATIO = 0.1
 #: Iterates the Anderson mixing of the tension scale remembers (`_anderson_out`).
 _ANDERSON_DEPTH = 4
+#: Moves of the tension scale whose equilibrium shifts the compiled loop remembers to predict
+#: the next move's shift (`_shift_out`), kept from row to row.
+_SHIFT_DEPTH = 4
 #: Status of a step whose friction fixed point did not converge in the iterations allowed.
 FRICTION_STATUS = 20
 
@@ -264,15 +267,19 @@ def _scale_out(prev, base, theta, mu, held, scale_out):
     previous profile for a held tendon), 1 where the base tension is 0."""
     n_steps, n_t = scale_out.shape
     for i in range(n_t):
+        b = base[i]
         for k in range(n_steps):
-            if base[i] > 0.0:
+            if b > 0.0:
                 p = prev[k, i]
                 if not held[i]:
-                    p = min(
-                        max(p, base[i] * math.exp(-mu[i] * theta[k, i])),
-                        base[i] * math.exp(mu[i] * theta[k, i]),
-                    )
-                scale_out[k, i] = p / base[i]
+                    # One exponential a step (none where there is no wrap: the limits meet at b).
+                    t = mu[i] * theta[k, i]
+                    if t != 0.0:
+                        e = math.exp(t)
+                        p = min(max(p, b / e), b * e)
+                    else:
+                        p = b
+                scale_out[k, i] = p / b
             else:
                 scale_out[k, i] = 1.0
 
@@ -322,6 +329,57 @@ def _anderson_out(c, c_new, hist_x, hist_f, x_prev, f_prev, moves):
         for p in range(k):
             v -= (hist_x[p, a] + hist_f[p, a]) * gamma[p]
         c[a] = max(v, 0.0)
+
+
+@njit(cache=True)
+def _shift_out(dc, hist_c, hist_x, count, x):
+    """Predicted equilibrium shift of a move of the tension scale, added to x (n,) in place:
+    with the last moves' scale changes hist_c (m, N) and the equilibrium shifts they caused
+    hist_x (m, n) (the first count rows valid), x += hist_x^T beta, beta the least-squares fit
+    of the move dc (N,) by hist_c (the equilibrium is linear in the scale to first order, and
+    successive moves of a fixed point are nearly parallel)."""
+    k = min(count, hist_c.shape[0])
+    if k == 0:
+        return
+    G = np.zeros((k, k))
+    b = np.zeros(k)
+    n = dc.shape[0]
+    for p in range(k):
+        for q in range(p, k):
+            acc = 0.0
+            for a in range(n):
+                acc += hist_c[p, a] * hist_c[q, a]
+            G[p, q] = acc
+            G[q, p] = acc
+        acc = 0.0
+        for a in range(n):
+            acc += hist_c[p, a] * dc[a]
+        b[p] = acc
+    trace = 0.0
+    for p in range(k):
+        trace += G[p, p]
+    if not trace > 0.0:
+        return
+    # A little Tikhonov regularisation keeps nearly parallel moves harmless.
+    for p in range(k):
+        G[p, p] += 1e-12 * trace
+    beta = np.linalg.solve(G, b)
+    for a in range(x.shape[0]):
+        for p in range(k):
+            x[a] += hist_x[p, a] * beta[p]
+
+
+@njit(cache=True)
+def _taut_rows_out(z_full, L_cmd, k_t, t_scale, n, taut, G_out):
+    """Taut rows of the tension equations of `_residual`'s Jacobian from its sensitivities
+    z_full (ny (1 + n),): G_out (n_t, n) = -k_j d l_j / d x / t_scale, and taut (n_t,) whether
+    each tendon is stretched at that point (its row in the Jacobian is G_out's, else 0)."""
+    n_t = L_cmd.shape[0]
+    ny = 15 + n_t
+    for j in range(n_t):
+        taut[j] = z_full[15 + j] > L_cmd[j]
+        for d in range(n):
+            G_out[j, d] = -k_t[j] * z_full[ny * (1 + d) + 15 + j] / t_scale
 
 
 class _FrictionArrays(NamedTuple):
@@ -425,7 +483,7 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
     n_steps = theta.shape[0]
     ny = 15 + n_t
     scale = ld[3]
-    L_cmd, m_scale, t_scale = bc[1], bc[3], bc[4]
+    L_cmd, k_t, m_scale, t_scale = bc[1], bc[2], bc[3], bc[4]
     z_full = np.empty(ny * (1 + n))
     z = np.empty(ny)
     r = np.empty(n)
@@ -442,9 +500,20 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
     f_prev = np.empty(n_steps * n_t)
     theta_start = np.empty((n_steps, n_t))
     x_start = np.empty(n)
+    # The tension rows of the Jacobian when taut, and which tendons were taut where it was taken.
+    G = np.zeros((n_t, n))
+    taut = np.zeros(n_t, dtype=np.bool_)
+    # The scale moves' equilibrium shifts (`_shift_out`), and the move still waiting for its own.
+    shift_c = np.empty((_SHIFT_DEPTH, n_steps * n_t))
+    shift_x = np.empty((_SHIFT_DEPTH, n))
+    shifts = 0
+    pend_c = np.empty(n_steps * n_t)
+    pend_x = np.empty(n)
+    c_old = np.empty(n_steps * n_t)
     store = np.bool_(True)
     for row in range(n_rows):
         cmd = commands[row]
+        predicted = False
         for a in range(n):
             x_start[a] = x[a]
         for k in range(n_steps):
@@ -462,6 +531,7 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
                     num += (cmd[i] - eff[i]) * d_cmd[i]
                     den += d_cmd[i] * d_cmd[i]
                 ratio = min(max(num / den if den > 0.0 else 0.0, 0.0), 2.0)
+                predicted = ratio > 0.0
                 for a in range(n):
                     x[a] += ratio * dx[a]
                 for i in range(n_t):
@@ -486,6 +556,7 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
         kind = 0  # the last step: 0 none, 1 chord, 2 Newton (Jacobian at its start)
         alpha = 1.0
         moves = 0
+        pending = False
         r_last = np.inf
         it = 0
         converged = False
@@ -495,6 +566,8 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
             had_jac = need_jac
             if need_jac:
                 ok = _residual(x, length_mode, tau, base, geo, ld, bc, store, Y, X, z_full, r, J)
+                if ok and length_mode:
+                    _taut_rows_out(z_full, L_cmd, k_t, t_scale, n, taut, G)
             else:
                 # The residual alone (no sensitivities): a chord step on the last Jacobian.
                 # `_residual_value` is the static solver's own (one compiled `_integrate`).
@@ -506,6 +579,17 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
                 if not np.isfinite(r[a]):
                     return row
                 r_norm = max(r_norm, abs(r[a]))
+            if length_mode and not had_jac:
+                # A tendon gone slack (or taut) since the Jacobian: its row is known exactly
+                # (the identity when slack, the stored sensitivities when taut), so the chord
+                # steps keep contracting without a new Jacobian.
+                for j in range(n_t):
+                    now = Y[-1, 15 + j] > L_cmd[j]
+                    if now != taut[j]:
+                        taut[j] = now
+                        for d in range(n):
+                            J[3 + j, d] = G[j, d] if now else 0.0
+                        J[3 + j, 3 + j] += 1.0 / t_scale
             # The scale of the shape just integrated (slack tendons carry exactly nothing).
             _wrap_states(Y, tendon_r, hole_node, n_hole, baseline, theta)
             if length_mode:
@@ -522,7 +606,22 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
             if r_norm <= max(rtol, _INNER_RATIO * change):
                 # Equilibrium for this scale: move the scale (the fixed point's step),
                 # accelerated by Anderson mixing over the last moves (`_anderson_out`).
-                _anderson_out(scale.ravel(), new.ravel(), hist_x, hist_f, x_prev, f_prev, moves)
+                flat = scale.ravel()
+                c_old[:] = flat
+                _anderson_out(flat, new.ravel(), hist_x, hist_f, x_prev, f_prev, moves)
+                # The equilibrium moves with the scale: remember how far the last move moved
+                # it and start this one from the shift the earlier moves predict.
+                if pending:
+                    slot = shifts % _SHIFT_DEPTH
+                    shift_c[slot] = pend_c
+                    for a in range(n):
+                        shift_x[slot, a] = x[a] - pend_x[a]
+                    shifts += 1
+                for a in range(flat.shape[0]):
+                    pend_c[a] = flat[a] - c_old[a]
+                pend_x[:] = x
+                pending = True
+                _shift_out(pend_c, shift_c, shift_x, shifts, x)
                 moves += 1
                 r_last = np.inf
                 kind = 0
@@ -555,6 +654,22 @@ def _sequence_rows(commands, length_mode, fr, st, rtol, ftol, max_iter, max_step
             size = 0.0
             for a in range(n):
                 size = max(size, abs(step[a]) / (m_scale if a < 3 else t_scale))
+            if not size <= max_step and predicted and it == 1:
+                # The extrapolation overshot a jump of the commands: start again from the last
+                # equilibrium before handing the row over.
+                predicted = False
+                for a in range(n):
+                    x[a] = x_start[a]
+                for i in range(n_t):
+                    tb[i] = x[3 + i]
+                    for k in range(n_steps):
+                        theta[k, i] = theta_start[k, i]
+                _scale_out(prof, tb, theta, mu, held, scale)
+                need_jac = True
+                kind = 0
+                phase = 3
+                r_last = np.inf
+                continue
             if not size <= max_step:
                 return row
             kind = 2 if had_jac else 1
