@@ -115,6 +115,30 @@ def test_batch_matches_solve_static_loop(robot: str, control: str) -> None:
     assert batch.n_failed == 0 and batch.message == f"all {N_ITEMS} converged"
 
 
+def test_items_equal_the_cold_loop_on_the_bench_loads() -> None:
+    """The item path's shortcuts (the stability test's maps built in Newton's last evaluation,
+    as `solve_static` builds them; the unloaded robot integrated once per batch; the target's
+    load arrays built once) change no answer: on `bench static-batch`'s loads (direct and
+    continued items) every tip equals the cold `solve_static` loop's to 1e-12 m, with the same
+    success and stability flags."""
+    from softrod.bench._static import _softmanisim_inputs
+
+    model = _model("softmanisim")
+    items = _softmanisim_inputs(16, np.random.default_rng(0))
+    batch = solve_static_batch(
+        model,
+        tensions=np.array([kw["tensions"] for kw in items]),
+        tip_force=np.array([kw["tip_force"] for kw in items]),
+        distributed_force=items[0]["distributed_force"],
+        threads=1,
+    )
+    assert batch.stable is not None
+    for i, kw in enumerate(items):
+        sol = solve_static(model, **kw)
+        assert (bool(batch.success[i]), bool(batch.stable[i])) == (sol.success, sol.stable)
+        np.testing.assert_allclose(batch.tip_position[i], sol.tip_position, rtol=0, atol=1e-12)
+
+
 def test_one_thread_gives_the_same_answers() -> None:
     # The one test of the parallel kernel (its first compile costs ~1 min on a fresh cache;
     # every other test runs the one-thread kernel: the same item code).

@@ -208,3 +208,27 @@ def test_unstable_column_is_flagged_and_unchecked_is_none() -> None:
     assert res.status.tolist() == [0, STATUS_UNSTABLE] and res.success.tolist() == [True, False]
     unchecked = _solve(column, loads, check_stability=False)
     assert unchecked.stable is None and unchecked.success.all()
+
+
+def test_section_newton_step_limit_as_the_cpu_kernels() -> None:
+    """Seed 1 case 130 of the wrong-branch probe (tests/test_static_branch.py): the section
+    Newton at the base starts far from the tendon's fold w = 0; without the CPU kernels' step
+    limit (|dw| <= |w| / 2) Warp cycled across it and stopped at 54.5 % of the load with a
+    false stall. With it, 60 % of the load is the stable equilibrium `solve_static` and the
+    CPU batch return, and the full load stops at the real fold (62.6 %), not solved."""
+    from softrod.description import load_robot
+    from softrod.rods import solve_static_batch
+    from test_static_branch import CASE_130, CASE_130_LOADS
+
+    model = compile_model(load_robot(CASE_130))
+    lam = np.array([[0.6], [1.0]])
+    inputs = {key: lam * np.asarray(value) for key, value in CASE_130_LOADS.items()}
+    warp = solve_static_batch(model, device="warp-cpu", **inputs)
+    cpu = solve_static_batch(model, threads=1, **inputs)
+    ref = solve_static(model, **{key: value[0] for key, value in inputs.items()})
+    assert ref.success and ref.stable
+    assert warp.success.tolist() == cpu.success.tolist() == [True, False]
+    assert warp.stable is not None and bool(warp.stable[0])
+    for res in (warp, cpu):
+        np.testing.assert_allclose(res.tip_position[0], ref.tip_position, rtol=0, atol=TIP_TOL)
+    assert 0.6 < warp.load_scale[1] < 0.65

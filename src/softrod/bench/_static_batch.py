@@ -8,7 +8,10 @@ tendons). Metrics (`static_batch.<metric>`):
 - batch_<B>.solves_per_s_1_thread and batch_<B>.solves_per_s_<T>_threads: one batched call
   (cold items) on 1 thread and on T threads (numba's default: the cores); on a Warp device
   batch_<B>.solves_per_s_<device>.
-- batch_<B>.speedup_1_thread: the 1-thread batch rate over loop_solves_per_s (per core).
+- batch_<B>.speedup_1_thread: the 1-thread batch rate over loop_solves_per_s (per core);
+  batch_<B>.cpu_speedup_1_thread and batch_<B>.cpu_speedup_1_thread_cold: per CPU second over
+  the warm loop (the reference, `bench static`'s protocol) and over the cold loop (whose
+  inputs the batch's cold items solve).
 - converged_fraction (largest batch); max_tip_difference_m: largest tip difference between the
   largest batch and the loop's cold solves of the same inputs.
 """
@@ -91,6 +94,9 @@ def run_static_batch_bench(
             out[f"{key}.solves_per_cpu_s_1_thread"] = cpu_rate
             out[f"{key}.cpu_speedup_1_thread"] = (
                 cpu_rate / out["static_batch.loop_solves_per_cpu_s"]
+            )
+            out[f"{key}.cpu_speedup_1_thread_cold"] = (
+                cpu_rate / out["static_batch.loop_cold_solves_per_cpu_s"]
             )
             rate_t, res = timed(n, n_threads)
             out[f"{key}.solves_per_s_1_thread"] = rate_1

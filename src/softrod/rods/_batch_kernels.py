@@ -33,12 +33,10 @@ import numpy as np
 from numba import njit, prange
 
 from softrod.rods._pcc import _pcc_tensions_kernel
-from softrod.rods._stability import (
-    STATUS_UNSTABLE,
-    _second_variation_inertia,
-    _transfer_maps,
-)
+from softrod.rods._stability import STATUS_UNSTABLE, _second_variation_inertia
+from softrod.rods._stability_kernels import _checkpoints, _interval_maps
 from softrod.rods._static_kernels import (
+    _DEFERRED,
     _FIRST_STEP_ANGLE,
     _STEP_RTOL,
     _distal_loads,
@@ -105,36 +103,68 @@ def _no_field(geo):
 
 
 @njit(cache=True)
+def _item_ld(geo, node_point_mass, force, n_t):
+    """The kernels' load tuple (`_integrate`'s ld) of the inputs force (4, 3) (`_loads_at`):
+    no point moments, no tendon friction, no field."""
+    n_steps = geo[1].shape[0]
+    N_end = np.empty((n_steps, 3))
+    q_step = np.empty((n_steps, 3))
+    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
+    return (
+        N_end,
+        q_step,
+        np.zeros((n_steps + 1, 3)),
+        np.ones((n_steps, n_t)),
+        _no_field(geo),
+    )
+
+
+@njit(cache=True)
 def _run(x, act, force, iters, bound, length_mode, model_par, rtol, Y, X, counters):
     """`_shooting`'s `run`: Newton on x (in place) at the inputs (act, force) (tensions [N]
     or commanded lengths [m] by `length_mode`; force (4, 3) as in `_loads_at`), every step
     bounded by `bound` in the scaled unknowns; returns the status."""
-    geo, base, node_point_mass, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
-    n_steps = geo[1].shape[0]
+    geo, _, node_point_mass, _, _, _, _, _, _, _, _, _, _ = model_par
+    ld = _item_ld(geo, node_point_mass, force, act.shape[0])
+    return _run_ld(x, act, force[1], ld, iters, bound, length_mode, model_par, rtol, Y, X,
+                   counters)  # fmt: skip
+
+
+@njit(cache=True)
+def _run_ld(x, act, tip_moment, ld, iters, bound, length_mode, model_par, rtol, Y, X, counters):
+    """`_run` with the inputs' load tuple ld (`_item_ld`) and tip moment (3,) [N m] given.
+    counters (4,): Newton's [nit, nfev, residual, defer] (`_static_kernels._newton`)."""
+    geo, base, _, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
     n_t = act.shape[0]
-    N_end = np.empty((n_steps, 3))
-    q_step = np.empty((n_steps, 3))
-    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
-    node_moment = np.zeros((n_steps + 1, 3))
-    tau_scale = np.ones((n_steps, n_t))  # no tendon friction in the batch
     tau = np.zeros(n_t) if length_mode else act.copy()
     L_cmd = act.copy() if length_mode else np.zeros(n_t)
-    bc = (force[1].copy(), L_cmd, tendon_k, scales[0], scales[1])
-    return _newton(
-        x,
-        length_mode,
-        tau,
-        base,
-        geo,
-        (N_end, q_step, node_moment, tau_scale, _no_field(geo)),
-        bc,
-        rtol,
-        iters,
-        Y,
-        X,
-        counters,
-        bound,
-    )
+    bc = (tip_moment.copy(), L_cmd, tendon_k, scales[0], scales[1])
+    return _newton(x, length_mode, tau, base, geo, ld, bc, rtol, iters, Y, X, counters, bound)
+
+
+@njit(cache=True)
+def _final_with_maps(x, tau, tip_moment, m_scale, geo, ld, rtol, Y, X, counters, nodes, maps):
+    """`_shooting._final_with_maps`: evaluate Newton's predicted-converged iterate x (status
+    `_DEFERRED`; Y still holds the iterate before) as the IVP chained through the stability
+    test's checkpoints (`_interval_maps` with chain), which builds the test's maps in the same
+    integration. Returns -1 when it did not converge (Newton goes on from the iterate before),
+    else the number of checkpoints m (maps[:m - 1], nodes[:m]), 0 when the new states give
+    other checkpoints (the test then integrates its own)."""
+    Y[0, 12:15] = x[:3]
+    m = _interval_maps(Y, tau, geo, ld, nodes, maps, np.bool_(True), X)
+    counters[1] += 1
+    if m < 0:
+        return -1
+    last = Y.shape[0] - 1
+    norm = 0.0
+    for a in range(3):
+        norm = max(norm, abs(Y[last, 12 + a] - tip_moment[a]))
+    norm /= m_scale
+    if not (norm <= rtol and norm < counters[2]):
+        return -1
+    counters[0] += 1
+    counters[2] = norm
+    return m
 
 
 @njit(cache=True)
@@ -207,14 +237,28 @@ def _direct_ok(act0, force0, act1, force1, length_mode, model_par):
 
 @njit(cache=True)
 def _follow(
-    act0, force0, act1, force1, x_start, dmu, length_mode, model_par, rtol, Y, X, counters, x_out
+    act0,
+    force0,
+    act1,
+    force1,
+    x_start,
+    tip_start,
+    dmu,
+    length_mode,
+    model_par,
+    rtol,
+    Y,
+    X,
+    counters,
+    x_out,
 ):
     """`_shooting`'s `follow`: move the inputs from the start (an equilibrium at x_start) to
     the target with adaptive increments and a secant predictor; a step is kept only when
     Newton converged with bounded steps and the tip stayed on the branch (`_tip_step_use`),
-    each next increment from `_next_load_step` (one rule with `solve_static`). x_out
-    receives the unknowns at the last level reached; returns (the fraction of the way
-    reached, status: 0, 5 for a jump within the smallest step, else Newton's)."""
+    each next increment from `_next_load_step` (one rule with `solve_static`). tip_start (3,):
+    the start's tip [m] when known (`_rest_tip`: the same numbers), else NaN (integrated
+    here). x_out receives the unknowns at the last level reached; returns (the fraction of
+    the way reached, status: 0, 5 for a jump within the smallest step, else Newton's)."""
     length = model_par[8][2]
     n = x_out.shape[0]
     act = np.empty(act0.shape[0])
@@ -227,9 +271,11 @@ def _follow(
     # Iteration counts as np.int64, not literals: one compiled `_run` / `_newton` for all calls.
     it0, it_c = np.int64(0), np.int64(12)
     # The starting shape (its tip is the first step's reference).
-    _run(x_mu.copy(), act0, force0, it0, np.inf, length_mode, model_par, rtol, Y, X, counters)
     last = Y.shape[0] - 1
-    tip_mu = Y[last, 0:3].copy()
+    tip_mu = tip_start.copy()
+    if np.isnan(tip_start[0]):
+        _run(x_mu.copy(), act0, force0, it0, np.inf, length_mode, model_par, rtol, Y, X, counters)
+        tip_mu[:] = Y[last, 0:3]
     tip_prev = np.zeros(3)
     dmu_max = max(dmu, 0.5)
     used = np.zeros(2)
@@ -341,20 +387,18 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
 
 
 @njit(cache=True)
-def _tip_error(x, length_mode, act, force, model_par, coarse, tip):
-    """`_shooting._coarse_tip_error` of a converged item (unknowns x at the inputs (act, force),
-    tip (3,) [m]): the estimated tip error [m], NaN where the coarse grid is hardly coarser or
-    its corrected integration fails (`solve_static` then refines the grid)."""
-    geo, base, node_point_mass, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
+def _tip_error(x, length_mode, act, tip_moment, ld, model_par, coarse, tip):
+    """`_shooting._coarse_tip_error` of a converged item (unknowns x at the inputs act and
+    tip_moment (3,) [N m] with the load tuple ld (`_item_ld`), tip (3,) [m]): the estimated
+    tip error [m], NaN where the coarse grid is hardly coarser or its corrected integration
+    fails (`solve_static` then refines the grid)."""
+    geo, base, _, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
     node_s_c, step_seg_c, idx, ratio = coarse[0], coarse[1], coarse[2], coarse[3][0]
     if ratio < _MIN_COARSE_RATIO:
         return np.nan
-    n_steps = geo[1].shape[0]
     n_t = act.shape[0]
     m = node_s_c.shape[0]
-    N_end = np.empty((n_steps, 3))
-    q_step = np.empty((n_steps, 3))
-    _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
+    N_end, q_step = ld[0], ld[1]
     # The fine grid's load arrays at the coarse steps (as `_coarse_tip_error` slices them).
     N_c = np.empty((m - 1, 3))
     q_c = np.empty((m - 1, 3))
@@ -365,7 +409,7 @@ def _tip_error(x, length_mode, act, force, model_par, coarse, tip):
     ld_c = (N_c, q_c, np.zeros((m, 3)), np.ones((m - 1, n_t)), _no_field(geo_c))
     tau = np.zeros(n_t) if length_mode else act.copy()
     L_cmd = act.copy() if length_mode else np.zeros(n_t)
-    bc = (force[1].copy(), L_cmd, tendon_k, scales[0], scales[1])
+    bc = (tip_moment.copy(), L_cmd, tendon_k, scales[0], scales[1])
     tip_c = np.empty(3)
     if not _corrected_tip(x.copy(), length_mode, tau, base, geo_c, ld_c, bc, tip_c):
         return np.nan
@@ -373,6 +417,21 @@ def _tip_error(x, length_mode, act, force, model_par, coarse, tip):
     for a in range(3):
         d += (tip_c[a] - tip[a]) ** 2
     return np.sqrt(d) / (ratio - 1.0)
+
+
+@njit(cache=True)
+def _grouped_stable(Y, tau, geo, ld, nodes, maps, m):
+    """`_stability.is_stable` of an equilibrium (node states Y (n_nodes, 15 + n_t), tensions
+    tau (n_t,) [N], the kernels' geo and ld): no negative direction of the second variation,
+    on the transfer maps across the test's checkpoints. m > 0: maps[:m - 1] and nodes[:m]
+    already hold them (`_final_with_maps`); 0: integrated here (nodes (n_nodes,), maps
+    (n_nodes - 1, 6, 6) work arrays). False also where the integration fails."""
+    if m == 0:
+        m = _checkpoints(Y, tau, geo, ld, nodes)
+        no_strains = np.empty((0, 6))
+        if _interval_maps(Y, tau, geo, ld, nodes[:m], maps, np.bool_(False), no_strains) < 0:
+            return False
+    return _second_variation_inertia(maps[: m - 1]) == 0
 
 
 @njit(cache=True)
@@ -386,6 +445,7 @@ def _solve_item(
     flags,
     model_par,
     coarse,
+    rest_tip,
     rtol,
     max_iter,
     jacobian,
@@ -402,7 +462,8 @@ def _solve_item(
     in equilibrium with the inputs (start_act, start_force) when known).
 
     act : (n_t,) tensions [N] or commanded lengths [m]; force : (4, 3) as in `_loads_at`.
-    flags : (has_warm, has_start, check_stability). Writes x_out (n_unk,) unknowns, tau_out
+    flags : (has_warm, has_start, check_stability). rest_tip (3,) [m]: the unloaded robot's
+    tip (`_rest_tip`), where continuation from rest starts. Writes x_out (n_unk,) unknowns, tau_out
     (n_t,) tensions [N], Y (n_nodes, 15 + n_t) and X (n_nodes, 6) node arrays, stats_out =
     (status, residual, iterations, fraction of the way reached, 1 if the path started at the
     guess's inputs else 0, stable: 1 / 0 / NaN not checked, estimated tip error [m]: NaN when
@@ -418,7 +479,8 @@ def _solve_item(
     n_steps = geo[1].shape[0]
     n_t = act.shape[0]
     n_unk = x_out.shape[0]
-    counters = np.zeros(3)
+    # Newton's [nit, nfev, residual, defer] (`_static_kernels._newton`).
+    counters = np.zeros(4)
     stats_out[4] = 0.0
     stats_out[5] = np.nan
     stats_out[6] = np.nan
@@ -453,40 +515,82 @@ def _solve_item(
     origin_act = start_act if from_start else zero_act
     origin_force = start_force if from_start else zero_force
     x_origin = warm.copy() if from_start else np.zeros(n_unk)
+    # The origin's tip: the unloaded robot's is the batch's (`_rest_tip`), a guess's is not known.
+    origin_tip = rest_tip.copy() if not from_start else np.full(3, np.nan)
+    # The target's load arrays, built once: the direct solve, the tip error estimate and the
+    # stability test read them.
+    ld = _item_ld(geo, node_point_mass, force, n_t)
+    # The stability test's checkpoints and maps: built in Newton's last evaluation when it is
+    # predicted to converge (as `solve_static` does), else by the test itself.
+    checked = check and not length_mode
+    nodes = np.empty(n_steps + 1 if checked else 0, dtype=np.int64)
+    maps = np.empty((n_steps if checked else 0, 6, 6))
+    n_maps = 0
     # How far the inputs move (external loads and tendon bending): a long path goes through
-    # continuation; a guess without the inputs it balances is only a starting point.
+    # continuation; a guess without the inputs it balances is only a starting point. From
+    # rest the external angle is the load angle above (`_path_angles` of the same loads).
     direct = has_warm and not has_start
+    tendon_angle = 0.0
     if not direct:
-        direct = _direct_ok(zero_act, zero_force, act, force, length_mode, model_par)
+        tendon_angle = _tendon_angle(zero_act, act, length_mode, model_par)
+        direct = (
+            load_angle <= _DIRECT_LOAD_ANGLE and load_angle + tendon_angle <= _DIRECT_BENDING_ANGLE
+        )
     if not direct and from_start:
         direct = _direct_ok(start_act, start_force, act, force, length_mode, model_par)
     if not direct:
-        _, bending = _path_angles(origin_act, origin_force, act, force, length_mode, model_par)
+        bending = load_angle + tendon_angle
+        if from_start:
+            _, bending = _path_angles(origin_act, origin_force, act, force, length_mode,
+                                      model_par)  # fmt: skip
         step = _FIRST_STEP_ANGLE / max(bending, 1e-12)
         lam, status = _follow(
-            origin_act, origin_force, act, force, x_origin, step, length_mode, model_par, rtol,
-            Y, X, counters, x,
+            origin_act, origin_force, act, force, x_origin, origin_tip, step, length_mode,
+            model_par, rtol, Y, X, counters, x,
         )  # fmt: skip
     else:
         lam = 1.0
-        status = _run(
-            x, act, force, max_iter, _DIRECT_STEP_BOUND, length_mode, model_par, rtol, Y, X,
-            counters,
+        nit = counters[0]
+        # A predicted-converged last iterate is left to `_final_with_maps` when the test runs.
+        counters[3] = 1.0 if checked else 0.0
+        status = _run_ld(
+            x, act, force[1], ld, max_iter, _DIRECT_STEP_BOUND, length_mode, model_par, rtol,
+            Y, X, counters,
         )  # fmt: skip
+        if status == _DEFERRED:
+            x_before = Y[0, 12:15].copy()
+            n_maps = _final_with_maps(
+                x, act, force[1], m_scale, geo, ld, rtol, Y, X, counters, nodes, maps
+            )
+            if n_maps >= 0:
+                status = 0
+            else:
+                # The prediction missed (or the IVP failed): Newton on from the iterate before.
+                n_maps = 0
+                x[:3] = x_before
+                counters[3] = 0.0
+                left = max(max_iter - np.int64(counters[0] - nit), np.int64(0))
+                status = _run_ld(
+                    x, act, force[1], ld, left, _DIRECT_STEP_BOUND, length_mode, model_par,
+                    rtol, Y, X, counters,
+                )  # fmt: skip
+        counters[3] = 0.0
         # A stall at round-off keeps the full-load answer; any other failure follows the path.
         if status != 0 and not (status == 2 and counters[2] <= _ROUND_OFF_RESIDUAL):
+            n_maps = 0
             lam, status = _follow(
-                origin_act, origin_force, act, force, x_origin, 0.25, length_mode, model_par,
-                rtol, Y, X, counters, x,
+                origin_act, origin_force, act, force, x_origin, origin_tip, 0.25, length_mode,
+                model_par, rtol, Y, X, counters, x,
             )  # fmt: skip
     # A failed march from the guess (not a jump) falls back to the ramp from the unloaded robot.
     if status != 0 and status != 5 and from_start:
+        n_maps = 0
         from_start = False
         origin_act = zero_act
         origin_force = zero_force
         lam, status = _follow(
-            zero_act, zero_force, act, force, np.zeros(n_unk), 0.25, length_mode, model_par,
-            rtol, Y, X, counters, x,
+            zero_act, zero_force, act, force, np.zeros(n_unk), rest_tip, 0.25, length_mode,
+            model_par, rtol, Y, X, counters, x,
         )  # fmt: skip
     _blend_into(origin_act, origin_force, act, force, lam, balanced_act_out, balanced_force_out)
     # Tensions; a slack tendon carries exactly none (Newton leaves ~1e-27 of round-off).
@@ -498,23 +602,12 @@ def _solve_item(
     if status == 0:
         # The tip error estimate (`_shooting._coarse_tip_error`); where it exceeds the bound
         # the front end refines the item's grid as `solve_static` does.
-        stats_out[6] = _tip_error(x, length_mode, act, force, model_par, coarse, Y[n_steps])
-    if status == 0 and check and not length_mode:
-        # Stability (`_stability.is_stable`): the inertia of the energy's second variation.
-        N_end = np.empty((n_steps, 3))
-        q_step = np.empty((n_steps, 3))
-        _loads_at(geo, node_point_mass, force, 1.0, N_end, q_step)
-        maps = np.empty((n_steps, 6, 6))
-        ld = (
-            N_end,
-            q_step,
-            np.zeros((n_steps + 1, 3)),
-            np.ones((n_steps, n_t)),
-            _no_field(geo),
-        )
-        stable = False
-        if _transfer_maps(Y, tau_out.copy(), geo, ld, maps):
-            stable = _second_variation_inertia(maps) == 0
+        stats_out[6] = _tip_error(x, length_mode, act, force[1], ld, model_par, coarse,
+                                  Y[n_steps])  # fmt: skip
+    if status == 0 and checked:
+        # Stability (`_stability.is_stable`): the inertia of the energy's second variation
+        # on the maps across its checkpoints (from the last evaluation, or integrated here).
+        stable = _grouped_stable(Y, act, geo, ld, nodes, maps, n_maps)
         stats_out[5] = 1.0 if stable else 0.0
         if not stable:
             status = STATUS_UNSTABLE
@@ -540,44 +633,31 @@ def _solve_item(
 @njit(cache=True, parallel=True)
 def _solve_batch(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs):
     """B solves on numba's threads, one item per `prange` iteration (`_solve_one`)."""
+    rest_tip = _rest_tip(length_mode, robot, inputs[2].shape[1], rtol)
     for i in prange(inputs[0].shape[0]):
-        _solve_one(i, length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs)
+        _solve_one(i, length_mode, inputs, robot, rest_tip, rtol, max_iter, jacobian, shapes,
+                   outs)  # fmt: skip
 
 
 @njit(cache=True)
 def _solve_batch_serial(length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs):
     """`_solve_batch` on the calling thread: the same items, compiled without numba's
     parallel pass (used for one thread; its first compile is much cheaper)."""
+    rest_tip = _rest_tip(length_mode, robot, inputs[2].shape[1], rtol)
     for i in range(inputs[0].shape[0]):
-        _solve_one(i, length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs)
+        _solve_one(i, length_mode, inputs, robot, rest_tip, rtol, max_iter, jacobian, shapes,
+                   outs)  # fmt: skip
 
 
 @njit(cache=True)
-def _solve_one(i, length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, outs):
-    """Item i of a batch (no Python per item).
-
-    inputs = (actuation (B, n_t), forces (B, 4, 3) as in `_loads_at`, warm (B, n_unk) unknowns,
-    start_act (B, n_t) and start_forces (B, 4, 3) the inputs they balance, flags (B, 3) int
-    (has_warm, has_start, check_stability)); robot = `_batch._model_arrays` (`model_par`'s
-    arrays, flat). outs = unknowns_out (B, n_unk), tension_out (B, n_t) [N], tip_out (B, 3)
-    [m], rotation_out (B, 3, 3), stats_out (B, 7) (`_solve_item`), jac_out (B, 3, n_t) when
-    `jacobian`, positions_out (B, n_nodes, 3) [m] when `shapes`, balanced_act_out (B, n_t),
-    balanced_force_out (B, 4, 3).
-    """
-    # The flat tuples (numba's parallel loops take no nested ones): inputs, robot, outputs.
-    actuation, forces, warm, start_act, start_forces, flags = inputs
+def _model_par(robot):
+    """`model_par` (module doc) of the flat robot tuple (`_batch._model_arrays`)."""
     (
         node_s, step_seg, seg_par, tendon, cosserat, base_p, base_R, node_point_mass,
         straight, tendon_k, tendon_rest, pcc_l0, pcc_A, scales,
-        tendon_r, tendon_seg, seg_length, K_bt, coarse_s, coarse_seg, coarse_idx, coarse_ratio,
+        tendon_r, tendon_seg, seg_length, K_bt, _, _, _, _,
     ) = robot  # fmt: skip
-    (
-        unknowns_out, tension_out, tip_out, rotation_out, stats_out, jac_out, positions_out,
-        balanced_act_out, balanced_force_out,
-    ) = outs  # fmt: skip
-    n_t = actuation.shape[1]
-    n_nodes = node_s.shape[0]
-    model_par = (
+    return (
         (node_s, step_seg, seg_par, tendon, cosserat),
         (base_p, base_R),
         node_point_mass,
@@ -592,6 +672,46 @@ def _solve_one(i, length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, 
         seg_length,
         K_bt,
     )
+
+
+@njit(cache=True)
+def _rest_tip(length_mode, robot, n_unk, rtol):
+    """Tip (3,) [m] of the unloaded robot in the batch's input mode, as every item's
+    continuation from rest integrates it first (`_follow`'s start: the same call, so the same
+    numbers): once per batch instead of once per continued item."""
+    model_par = _model_par(robot)
+    n_nodes = model_par[0][0].shape[0]
+    n_t = model_par[4].shape[0]
+    Y = np.empty((n_nodes, 15 + n_t))
+    X = np.empty((n_nodes, 6))
+    zero_act = model_par[5].copy() if length_mode else np.zeros(n_t)
+    _run(np.zeros(n_unk), zero_act, np.zeros((4, 3)), np.int64(0), np.inf, length_mode,
+         model_par, rtol, Y, X, np.zeros(4))  # fmt: skip
+    return Y[n_nodes - 1, 0:3].copy()
+
+
+@njit(cache=True)
+def _solve_one(i, length_mode, inputs, robot, rest_tip, rtol, max_iter, jacobian, shapes, outs):
+    """Item i of a batch (no Python per item).
+
+    inputs = (actuation (B, n_t), forces (B, 4, 3) as in `_loads_at`, warm (B, n_unk) unknowns,
+    start_act (B, n_t) and start_forces (B, 4, 3) the inputs they balance, flags (B, 3) int
+    (has_warm, has_start, check_stability)); robot = `_batch._model_arrays` (`model_par`'s
+    arrays, flat). outs = unknowns_out (B, n_unk), tension_out (B, n_t) [N], tip_out (B, 3)
+    [m], rotation_out (B, 3, 3), stats_out (B, 7) (`_solve_item`), jac_out (B, 3, n_t) when
+    `jacobian`, positions_out (B, n_nodes, 3) [m] when `shapes`, balanced_act_out (B, n_t),
+    balanced_force_out (B, 4, 3).
+    """
+    # The flat tuples (numba's parallel loops take no nested ones): inputs, robot, outputs.
+    actuation, forces, warm, start_act, start_forces, flags = inputs
+    coarse_s, coarse_seg, coarse_idx, coarse_ratio = robot[18], robot[19], robot[20], robot[21]
+    (
+        unknowns_out, tension_out, tip_out, rotation_out, stats_out, jac_out, positions_out,
+        balanced_act_out, balanced_force_out,
+    ) = outs  # fmt: skip
+    n_t = actuation.shape[1]
+    model_par = _model_par(robot)
+    n_nodes = model_par[0][0].shape[0]
     Y = np.empty((n_nodes, 15 + n_t))
     X = np.empty((n_nodes, 6))
     _solve_item(
@@ -604,6 +724,7 @@ def _solve_one(i, length_mode, inputs, robot, rtol, max_iter, jacobian, shapes, 
         (flags[i, 0] != 0, flags[i, 1] != 0, flags[i, 2] != 0),
         model_par,
         (coarse_s, coarse_seg, coarse_idx, coarse_ratio),
+        rest_tip,
         rtol,
         max_iter,
         jacobian,

@@ -42,7 +42,7 @@ import numpy as np
 import warp as wp
 from numba import njit, prange
 
-from softrod.rods._batch_kernels import _loads_at, _no_field
+from softrod.rods._batch_kernels import _grouped_stable, _loads_at, _no_field
 from softrod.rods._batch_types import BatchArrays, BatchLoads
 from softrod.rods._model import RodModel
 from softrod.rods._shooting import (
@@ -57,7 +57,7 @@ from softrod.rods._shooting import (
     _MULTI_SHOOT_ANGLE,
     _ROUND_OFF_RESIDUAL,
 )
-from softrod.rods._stability import STATUS_UNSTABLE, _second_variation_inertia, _transfer_maps
+from softrod.rods._stability import STATUS_UNSTABLE
 from softrod.rods._static_kernels import _SECTION_MAX_ITER, _SECTION_XTOL, _evaluate
 
 __all__ = ["bench_batch_warp", "random_loads", "solve_batch_warp"]
@@ -222,6 +222,7 @@ def _integrate(
     Bm = I3 * zero
     Si = I3
     Ci = I3
+    unsettled = int(0)
     for k in range(rod.n_steps):
         seg = rod.step_seg[k]
         sa = rod.node_s[k]
@@ -260,6 +261,7 @@ def _integrate(
                 if rod.cosserat != 0:
                     v = e3 + wp.cw_div(nb, ks)
             else:
+                settled = int(0)
                 for _it in range(_SECTION_MAX_ITER):
                     gv = wp.cw_mul(ks, v - e3) - nb
                     gu = wp.cw_mul(kb, u - us) - mb
@@ -282,26 +284,39 @@ def _integrate(
                             A = A + P
                             Bm = Bm - Q
                             C = C - Sk @ Q
-                    dmax = zero
-                    xmax = one
+                    dv = wp.vec3d(zero, zero, zero)
+                    du = dv
                     if rod.cosserat != 0:
                         # Block elimination of the symmetric positive definite 6x6 Jacobian.
                         Ai = wp.inverse(A)
                         Si = wp.inverse(C - wp.transpose(Bm) @ Ai @ Bm)
                         du = Si @ (-gu + wp.transpose(Bm) @ (Ai @ gv))
                         dv = Ai @ (-gv - Bm @ du)
-                        v = v + dv
-                        u = u + du
-                        dmax = wp.max(_amax3(dv), _amax3(du))
-                        xmax = wp.max(xmax, wp.max(_amax3(v), _amax3(u)))
                     else:
                         Ci = wp.inverse(C)
                         du = -(Ci @ gu)
-                        u = u + du
-                        dmax = _amax3(du)
-                        xmax = wp.max(xmax, _amax3(u))
+                    # The CPU kernels' step limit (`_static_kernels._integrate`): no loaded
+                    # tendon's direction w = v + u x r moves by more than |w| / 2, so a step
+                    # from far away cannot cross the fold w = 0 and cycle there.
+                    alpha = one
+                    for i in range(n_t):
+                        if int(rod.tendon[i, 3]) >= seg and lam * it.tau[tid, i] != zero:
+                            r = _row3(rod.tendon, i)
+                            nw = wp.length(v + wp.cross(u, r))
+                            ndw = wp.length(dv + wp.cross(du, r))
+                            if ndw > f64(0.5) * nw:
+                                alpha = wp.min(alpha, f64(0.5) * nw / ndw)
+                    v = v + alpha * dv
+                    u = u + alpha * du
+                    dmax = wp.max(_amax3(dv), _amax3(du))
+                    xmax = wp.max(one, wp.max(_amax3(v), _amax3(u)))
                     if dmax <= f64(_SECTION_XTOL) * xmax:
+                        settled = 1
                         break
+                if settled == 0:
+                    # No section balance (a tendon folding back): the integration fails, as
+                    # the CPU kernels' does.
+                    unsettled = 1
             # p' = R v ; R' = R [u]x ; M' = -p' x N ; l_i' = |v + u x r_i|
             pd = R @ v
             _put3(sc, 0, tid, pd, stage, h)
@@ -357,6 +372,8 @@ def _integrate(
         for a in range(nz):
             sc.Z[a, tid] = sc.Z[a, tid] + h / f64(6.0) * sc.KA[a, tid]
     ok = int(1)
+    if unsettled != 0:
+        ok = 0
     for a in range(nz):
         if not wp.isfinite(sc.Z[a, tid]):
             ok = 0
@@ -896,8 +913,10 @@ def _stability_batch(x, tau, forces, status, geo, base, node_point_mass, stable_
         tau_b = tau[b].copy()
         if not _evaluate(x[b].copy(), tau_b, 0, base, geo, ld, True, Y, X, z):
             continue
+        # The CPU batch's test (the checkpoints of `_stability.is_stable`).
+        nodes = np.empty(n_steps + 1, dtype=np.int64)
         maps = np.empty((n_steps, 6, 6))
-        if _transfer_maps(Y, tau_b, geo, ld, maps) and _second_variation_inertia(maps) == 0:
+        if _grouped_stable(Y, tau_b, geo, ld, nodes, maps, 0):
             stable_out[b] = 1.0
 
 
