@@ -6,8 +6,9 @@ per-call Python.
 call: ~0.1 ms of Python around a 0.1-0.15 ms kernel on the SoftManiSim robot. `ObserverLoop`
 does all of that once: the model's kernel arrays, the load layout and the work buffers are
 built at construction; a step writes the new inputs into preallocated arrays (checked for
-shape and finiteness only) and calls one @njit entry, `_loop_step`, which assembles the loads
-and runs `_observer._observer_steps` (prediction, bounded updates, zero-lag shape) in place.
+shape and finiteness only) and runs `_loop_step`: one small kernel checks the inputs and
+assembles the loads, `_observer._observer_steps` (prediction, bounded updates, zero-lag
+shape) runs in place, and another small kernel carries the state.
 The arithmetic is `observer_update`'s: the same kernels on the same numbers, so the answers
 are equal to the last bit (tests/test_observer_fast.py).
 """
@@ -41,48 +42,17 @@ __all__ = ["ObserverLoop"]
 
 
 @njit(cache=True)
-def _loop_step(const, work, u, st, Y, X, tau_out, info_out):
-    """One observer call of `ObserverLoop`: the loads from the inputs u, then
-    `_observer_steps` on the state st, updated in place.
+def _loop_prepare(const, work, u, st, info_out):
+    """Before `_observer_steps`: check the inputs u, assemble the loads and the unknowns.
 
-    const = (length_mode, base, geo, node_point_mass (n_nodes,) [kg], node_moment (n_nodes, 3),
-    tension_scale (n_steps, n_t), magnetic, k_t (n_t,) [N/m], rest_length (n_t,) [m], m_scale,
-    t_scale, scale (n,), gains (dt, Q, V, max_step), max_updates, tol, broyden, zero_lag,
-    stride) as `_inputs._problem` and `_observer._observer_steps` take them.
-    work = (node_force (n_nodes, 3), N_end, q_step (n_steps, 3), L_cmd (n_t,), x (n,),
-    defect_out (n,)). u = (tensions (n_t,) [N], lengths (n_t,) [m], tip_force, tip_moment,
-    distributed_force, gravity (3,)). st = (x_scaled (n,), P (n, n), flags (2,) int64
-    (has a previous shape, has a defect), positions (n_nodes, 3) [m], load_moment (3,) [N m],
-    defect (n,)). Writes Y, X, tau_out (n_t,) and info_out = (status, residual) as
-    `_observer_steps`; st is updated as `observer_update` updates its state.
-    """
-    (
-        length_mode,
-        base,
-        geo,
-        node_point_mass,
-        node_moment,
-        tension_scale,
-        magnetic,
-        k_t,
-        rest_length,
-        m_scale,
-        t_scale,
-        scale,
-        gains,
-        max_updates,
-        tol,
-        broyden,
-        zero_lag,
-        stride,
-    ) = const
-    node_force, N_end, q_step, L_cmd, x, defect_out = work
+    const, work, u, st: see `_loop_step`. Returns False (info_out[0] = -1: the caller names
+    the bad field) for a non-finite input, a negative tension or a length <= 0."""
+    length_mode, geo, node_point_mass = const[0], const[2], const[3]
+    rest_length, scale = const[8], const[11]
+    node_force, N_end, q_step, L_cmd, x = work[0], work[1], work[2], work[3], work[4]
     tau, lengths, F_tip, M_tip, f_dist, grav = u
-    xs, P, flags, positions, load_moment, defect = st
-    node_s, step_seg, seg_par = geo[0], geo[1], geo[2]
-    n_nodes = node_force.shape[0]
-    # The inputs' checks (status -1: the caller names the bad field): finite, tensions
-    # >= 0 or lengths > 0.
+    xs, flags, defect = st[0], st[2], st[5]
+    # The inputs' checks: finite, tensions >= 0 or lengths > 0.
     total = 0.0
     for v in u:
         for i in range(v.shape[0]):
@@ -92,12 +62,12 @@ def _loop_step(const, work, u, st, Y, X, tau_out, info_out):
         bad = bad or (lengths[j] <= 0.0 if length_mode else tau[j] < 0.0)
     if bad:
         info_out[0] = -1.0
-        return
+        return False
     # The loads as `_inputs._loads_at` at level 1 (same operations, so the same bits).
-    for k in range(n_nodes):
+    for k in range(node_force.shape[0]):
         for a in range(3):
             node_force[k, a] = node_point_mass[k] * grav[a]
-    _distal_loads(node_s, step_seg, node_force, seg_par, F_tip, f_dist, grav, N_end, q_step)
+    _distal_loads(geo[0], geo[1], node_force, geo[2], F_tip, f_dist, grav, N_end, q_step)
     if length_mode:
         for j in range(L_cmd.shape[0]):
             L_cmd[j] = rest_length[j] + 1.0 * (lengths[j] - rest_length[j])
@@ -105,40 +75,14 @@ def _loop_step(const, work, u, st, Y, X, tau_out, info_out):
         x[i] = xs[i] * scale[i]
     if flags[1] == 0:
         defect[:] = 0.0
-    problem = (
-        length_mode,
-        tau,
-        base,
-        geo,
-        (N_end, q_step, node_moment, tension_scale, magnetic),
-        (M_tip, L_cmd, k_t, m_scale, t_scale),
-    )
-    has_prev = flags[0] != 0
-    _observer_steps(
-        x,
-        scale,
-        P,
-        has_prev,
-        positions,
-        load_moment,
-        problem,
-        node_s,
-        gains,
-        max_updates,
-        tol,
-        broyden,
-        zero_lag,
-        stride,
-        defect,
-        Y,
-        X,
-        xs,
-        P,
-        tau_out,
-        load_moment,
-        defect_out,
-        info_out,
-    )
+    return True
+
+
+@njit(cache=True)
+def _loop_finish(work, st, Y, info_out):
+    """After `_observer_steps`: the carried state as `observer_update` carries it."""
+    defect_out = work[5]
+    flags, positions, defect = st[2], st[3], st[5]
     status = info_out[0]
     if status == 1.0:
         # The first integration failed: the state stays as it was (nothing was written).
@@ -148,12 +92,60 @@ def _loop_step(const, work, u, st, Y, X, tau_out, info_out):
         flags[0] = 0
         flags[1] = 0
         return
-    for k in range(n_nodes):
+    for k in range(positions.shape[0]):
         for a in range(3):
             positions[k, a] = Y[k, a]
     defect[:] = defect_out
     flags[0] = 1
     flags[1] = 1
+
+
+def _loop_step(const, work, u, st, Y, X, tau_out, info_out) -> None:
+    """One observer call of `ObserverLoop`: the loads from the inputs u, then
+    `_observer_steps` on the state st, updated in place (three kernel calls: calling
+    `_observer_steps` from a kernel would compile it and every integration kernel a second
+    time, ~16 s on a fresh numba cache).
+
+    const = (length_mode, base, geo, node_point_mass (n_nodes,) [kg], node_moment (n_nodes, 3),
+    tension_scale (n_steps, n_t), magnetic, k_t (n_t,) [N/m], rest_length (n_t,) [m], m_scale,
+    t_scale, scale (n,), gains (dt, Q, V, max_step), max_updates, tol, broyden, zero_lag,
+    stride, problem) with problem the `_inputs._problem` tuple on the buffers below.
+    work = (node_force (n_nodes, 3), N_end, q_step (n_steps, 3), L_cmd (n_t,), x (n,),
+    defect_out (n,)). u = (tensions (n_t,) [N], lengths (n_t,) [m], tip_force, tip_moment,
+    distributed_force, gravity (3,)). st = (x_scaled (n,), P (n, n), flags (2,) int64
+    (has a previous shape, has a defect), positions (n_nodes, 3) [m], load_moment (3,) [N m],
+    defect (n,)). Writes Y, X, tau_out (n_t,) and info_out = (status, residual) as
+    `_observer_steps` (status -1: a bad input, nothing run).
+    """
+    if not _loop_prepare(const, work, u, st, info_out):
+        return
+    xs, P, flags, positions, load_moment, defect = st
+    _observer_steps(
+        work[4],
+        const[11],
+        P,
+        bool(flags[0]),
+        positions,
+        load_moment,
+        const[18],
+        const[2][0],
+        const[12],
+        const[13],
+        const[14],
+        const[15],
+        const[16],
+        const[17],
+        defect,
+        Y,
+        X,
+        xs,
+        P,
+        tau_out,
+        load_moment,
+        work[5],
+        info_out,
+    )
+    _loop_finish(work, st, Y, info_out)
 
 
 class ObserverLoop:
@@ -256,6 +248,11 @@ class ObserverLoop:
             np.empty(n),
             np.empty(n),
         )
+        c, w = self._const, self._work
+        # `_observer_steps`'s problem tuple on the buffers that `_loop_prepare` fills.
+        problem = (c[0], self._u[0], c[1], c[2], (w[1], w[2], c[4], c[5], c[6]))
+        problem += ((self._u[3], w[3], c[7], c[9], c[10]),)
+        self._const = (*c, problem)
         self._st = (
             np.empty(n),
             np.empty((n, n)),
