@@ -112,4 +112,3 @@ def test_loop_rejects_bad_inputs_by_name(sms: softrod.RodModel) -> None:
     loop.step(tensions=np.zeros(4))
     with pytest.raises(ValueError, match="unknowns"):
         ObserverLoop(sms, state=ObserverState(np.zeros(7), np.eye(7)))
-
