@@ -220,7 +220,7 @@ class ObserverLoop:
         # The kernels' constant arguments, as `_inputs._problem` builds them per call.
         zero = StaticLoads(None, None, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3))
         n_steps = model.step_seg.shape[0]
-        self._const = (
+        self._const: tuple[Any, ...] = (
             self.length_control,
             model.kernel_base,
             model.kernel_geometry,
@@ -250,7 +250,7 @@ class ObserverLoop:
         )
         c, w = self._const, self._work
         # `_observer_steps`'s problem tuple on the buffers that `_loop_prepare` fills.
-        problem = (c[0], self._u[0], c[1], c[2], (w[1], w[2], c[4], c[5], c[6]))
+        problem: tuple[Any, ...] = (c[0], self._u[0], c[1], c[2], (w[1], w[2], c[4], c[5], c[6]))
         problem += ((self._u[3], w[3], c[7], c[9], c[10]),)
         self._const = (*c, problem)
         self._st = (
