@@ -4,6 +4,12 @@ shooting and the time per step for max_updates = 1 (the paper) and a few more.
 
     PYTHONPATH=src .venv/bin/python dev/observer_fast_input.py [SECONDS] [REPEATS] [--floor]
         [--profile]
+    .venv/bin/python dev/observer_fast_input.py [SECONDS] [REPEATS] --paired OTHER_SRC
+
+`--paired` runs `PAIRED` (the paper's update and the bounded fast path through
+`QuasiStaticSim.step`, and the same through `softrod.rods.ObserverLoop` where the softrod has
+it) in two warmed-up worker processes, one with OTHER_SRC (e.g. /work/main/src) and one with
+this tree's src, in turn: CPU time per step (median, p95) and the tip errors.
 
 The configs (`CONFIGS`) run in turn within each repeat, so their times are paired under the
 same machine load; under `PYTHONPATH=<main's src>` the configs main lacks are skipped.
@@ -29,6 +35,11 @@ one plain integration with a Broyden-corrected Jacobian, within a step) max erro
 step medians 1.1 times the single update's within a repeat (two fresh updates: 1.3 times);
 the absolute medians (0.28-0.83 ms for every config) are the machine's load, not a cost
 (docs/validation.md "The observer on fast inputs").
+
+2026-11-27 07:42-07:48 UTC (`... 1 3 --paired /work/main/src` and `... 0.5 1 --profile`, load
+average ~19-20): the fast path through `ObserverLoop` 0.19-0.26 ms CPU median per step (main's
+`QuasiStaticSim.step` 0.34-0.61 ms), best 0.134 ms; its Python 0.009-0.015 ms of a 0.17 ms
+step, the kernel the rest (docs/validation.md "A stateful observer loop").
 """
 
 import json
@@ -210,6 +221,56 @@ def profile(model: softrod.RodModel, inputs: dict[str, np.ndarray], reps: int = 
                 sim.step(**kw)
 
             out[f"step{k}_stride{stride}_sim_step_ms"] = best(step)
+            out |= _loop_profile(model, gains, state, kw, reps, f"step{k}_stride{stride}_")
+    return out
+
+
+def _loop_profile(model, gains, state, kw, reps: int, prefix: str) -> dict:
+    """`ObserverLoop.step` from `state` with the inputs kw, its one kernel call
+    (`_loop_step`) and its Python alone (the kernel swapped for an empty one) [ms]: best of
+    `reps` calls, the state restored before each (outside the timing)."""
+    import time
+
+    try:
+        import softrod.rods._observer_fast as fast
+    except ImportError:
+        return {}
+    from numba import njit
+
+    loop = fast.ObserverLoop(model, gains, state=state)
+    saved = tuple(a.copy() for a in loop._st)
+    n_t = model.n_tendons
+    Y, X, tau = np.empty((model.n_nodes, 15 + n_t)), np.empty((model.n_nodes, 6)), np.empty(n_t)
+
+    @njit
+    def empty_kernel(const, work, u, st, Y, X, tau_out, info_out):
+        info_out[0] = 0.0
+        info_out[1] = 0.0
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(reps + 1):
+            for a, b in zip(loop._st, saved, strict=True):
+                a[...] = b
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return round(min(times[1:]) * 1e3, 4)
+
+    out = {
+        prefix + "loop_step_ms": best(lambda: loop.step(**kw)),
+        prefix + "loop_kernel_ms": best(
+            lambda: fast._loop_step(
+                loop._const, loop._work, loop._u, loop._st, Y, X, tau, loop._info
+            )
+        ),
+    }
+    kernel = fast._loop_step
+    fast._loop_step = empty_kernel
+    try:
+        out[prefix + "loop_python_ms"] = best(lambda: loop.step(**kw))
+    finally:
+        fast._loop_step = kernel
     return out
 
 
@@ -241,20 +302,128 @@ def run_config(model, inputs, shoot_tips, config) -> dict | None:
         t0, c0 = time.perf_counter(), time.thread_time()
         tips[k] = sim.step(**kw)[0]
         cpu[k], wall[k] = time.thread_time() - c0, time.perf_counter() - t0
+    return _summary(tips, shoot_tips, wall, cpu)
+
+
+def run_loop_config(model, inputs, shoot_tips, config) -> dict | None:
+    """`run_config` through `softrod.rods.ObserverLoop` (the stateful observer: inputs into
+    preallocated arrays, one kernel call per step); None where this softrod has none."""
+    import time
+
+    try:
+        from softrod.rods import ObserverLoop
+    except ImportError:
+        return None
+    m, rtol, broyden, stride = config
+    loop = ObserverLoop(
+        model,
+        ObserverGains(max_updates=m, rtol=rtol, broyden=broyden, predictor_stride=stride),
+    )
+    n = shoot_tips.shape[0]
+    tips, wall, cpu = np.empty((n, 3)), np.empty(n), np.empty(n)
+    for k in range(n):
+        kw = {key: v[k] for key, v in inputs.items()}
+        t0, c0 = time.perf_counter(), time.thread_time()
+        tips[k] = loop.step(**kw)[0][-1, :3]
+        cpu[k], wall[k] = time.thread_time() - c0, time.perf_counter() - t0
+    return _summary(tips, shoot_tips, wall, cpu)
+
+
+def _summary(tips, shoot_tips, wall, cpu) -> dict:
     err = np.linalg.norm(tips - shoot_tips, axis=1)[5:]
     return {
         "err_max_m": float(err.max()),
         "err_median_m": float(np.median(err)),
         "wall_ms_median": float(np.median(wall) * 1e3),
         "cpu_ms_median": float(np.median(cpu) * 1e3),
+        "cpu_ms_p95": float(np.percentile(cpu, 95) * 1e3),
         "wall_ms_min": float(np.min(wall) * 1e3),
         "wall_ms_p95": float(np.percentile(wall, 95) * 1e3),
     }
 
 
+#: What `--paired` runs in each softrod: QuasiStaticSim.step with the paper's update and the
+#: bounded fast path (both in main), and the same two through ObserverLoop (this branch).
+PAIRED = [
+    ("sim", (1, 1e-10, False, 1)),
+    ("sim", (3, 1e-4, True, 5)),
+    ("loop", (1, 1e-10, False, 1)),
+    ("loop", (3, 1e-4, True, 5)),
+]
+
+
+def worker(seconds: float) -> None:
+    """`--worker`: warm up, then per line on stdin run every `PAIRED` config once and print
+    one JSON line of results (`--paired` drives one worker per softrod source tree)."""
+    model = softrod.compile_model(example_robot_path("softmanisim"))
+    inputs = fast_inputs(int(round(seconds * 100)))
+    shoot = QuasiStaticSim(model, "shooting", record_shape=False).run(inputs).tip_position
+    run = {"sim": run_config, "loop": run_loop_config}
+    for kind, config in PAIRED:  # JIT
+        run[kind](model, {k: v[:8] for k, v in inputs.items()}, np.zeros((8, 3)), config)
+    print(json.dumps({"softrod": softrod.__file__}), flush=True)
+    for _ in sys.stdin:
+        found = {
+            f"{kind} {config}": run[kind](model, inputs, shoot, config) for kind, config in PAIRED
+        }
+        print(json.dumps(found), flush=True)
+
+
+def paired(seconds: float, repeats: int, other_src: str) -> dict:
+    """Main's (or any) softrod at `other_src` and this one, each in a warmed-up worker
+    process, run in turn `repeats` times: CPU time per step of each `PAIRED` config [ms]."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    procs = {}
+    for name, src in (("other", other_src), ("this", here)):
+        env = dict(os.environ, PYTHONPATH=src)
+        procs[name] = subprocess.Popen(
+            [sys.executable, __file__, str(seconds), "1", "--worker"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    out: dict = {}
+    for name, p in procs.items():
+        out[f"{name} softrod"] = json.loads(p.stdout.readline())["softrod"]
+    for _ in range(repeats):
+        for name, p in procs.items():
+            p.stdin.write("run\n")
+            p.stdin.flush()
+            for key, found in json.loads(p.stdout.readline()).items():
+                if found is not None:
+                    out.setdefault(f"{name}: {key}", []).append(found)
+    for p in procs.values():
+        p.stdin.close()
+        p.wait()
+    table = {}
+    for key, found in out.items():
+        if not isinstance(found, list):
+            table[key] = found
+            continue
+        table[key] = {
+            "err_max_m (after 5 steps)": found[-1]["err_max_m"],
+            "cpu_ms_median (per repeat)": [round(f["cpu_ms_median"], 4) for f in found],
+            "cpu_ms_p95 (per repeat)": [round(f["cpu_ms_p95"], 4) for f in found],
+            "wall_ms_min": round(min(f["wall_ms_min"] for f in found), 4),
+        }
+    return table
+
+
 if __name__ == "__main__":
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    if "--worker" in sys.argv:
+        worker(seconds)
+        sys.exit(0)
+    if "--paired" in sys.argv:
+        other = sys.argv[sys.argv.index("--paired") + 1]
+        print(json.dumps(paired(seconds, repeats, other), indent=1))
+        sys.exit(0)
     model = softrod.compile_model(example_robot_path("softmanisim"))
     inputs = fast_inputs(int(round(seconds * 100)))
     for config in CONFIGS:  # JIT

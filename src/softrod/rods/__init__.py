@@ -19,6 +19,7 @@ from softrod.rods._inputs import StaticLoads, check_inputs
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model, compile_model, with_pose_and_lengths
 from softrod.rods._observer import ObserverGains, ObserverState, observer_update
+from softrod.rods._observer_fast import ObserverLoop
 from softrod.rods._properties import (
     RobotProperties,
     SegmentProperties,
@@ -36,6 +37,7 @@ __all__ = [
     "FrictionState",
     "METHODS",
     "ObserverGains",
+    "ObserverLoop",
     "ObserverState",
     "RobotProperties",
     "RodModel",
