@@ -881,7 +881,11 @@ def _solve_once(
             x = x_mu.copy()
             if x_prev is not None:
                 x += (x_mu - x_prev) * ratio
-            inp_t = _blend(start, inp, trial)
+            # The last step's loads are the target itself (the same values, see
+            # `_blend_is_target`): its problem is built once and its last evaluation can carry
+            # the stability test's maps (`run` defers only for the target).
+            at_target = trial >= 1.0 and _blend_is_target(inp)
+            inp_t = inp if at_target else _blend(start, inp, trial)
             assert inp_t is not None
             tol = rtol if trial >= 1.0 else max(rtol, _STEP_RTOL)
             st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND, tol)
