@@ -1,6 +1,6 @@
 """Time the warm sequences of `softrod bench static` (docs/stability.md, "Cost of a solve").
 
-    PYTHONPATH=src python dev/static_speed.py [REPEATS] [--phases] [--cpu]
+    PYTHONPATH=src python dev/static_speed.py [REPEATS] [--phases] [--classes] [--cpu]
 
 Runs the bench's SoftManiSim sequence (300 warm-started solves, seed 0) and its tdcr3 warm
 trajectory (100 solves) REPEATS times (default 3) in this process and prints the median solve
@@ -15,7 +15,10 @@ under each, back to back:
 loaded machine the wall clock also counts the time other processes held the core, the CPU
 time only this solve's work (what a before/after comparison needs). `--phases` adds a
 per-phase breakdown of the solves nearest the median (inclusive timers on
-the solver's private functions; the timers themselves cost a few percent).
+the solver's private functions; the timers themselves cost a few percent). `--classes` splits
+each sequence's solves by their number of continuation steps (0: Newton directly from the
+warm start) and prints the count, median time and mean Newton iterations of each class: the
+run's median sits in the class that holds it.
 """
 
 from __future__ import annotations
@@ -116,6 +119,8 @@ def main() -> None:
         nit = np.mean([r.nit for r in res])
         runs = " ".join(f"{m:.3f}" for m in medians)
         print(f"{name}: median_ms min {min(medians):.3f} (runs {runs}); mean nit {nit:.2f}")
+    if "--classes" in sys.argv:
+        _classes(seqs)
     if "--phases" in sys.argv:
         acc, reset = _phase_timers()
         for name, (model, inputs) in seqs.items():
@@ -135,6 +140,38 @@ def main() -> None:
             for label in sorted({k for r in rows for k in r}):
                 v = float(np.mean([rows[i].get(label, 0.0) for i in near]))
                 print(f"  {label:32s} {v * 1e3:7.4f} ms {100 * v / total:5.1f} %")
+
+
+def _classes(seqs: dict[str, tuple[Any, list[dict[str, Any]]]]) -> None:
+    """Per sequence: solves by continuation steps (calls of the step rule), with their times."""
+    import softrod.rods._shooting as shooting
+
+    rule = shooting._next_load_step
+    steps = [0]
+
+    def counted(*a: Any) -> Any:
+        steps[0] += 1
+        return rule(*a)
+
+    shooting._next_load_step = counted
+    try:
+        for name, (model, inputs) in seqs.items():
+            per: list[int] = []
+
+            def hook(per: list[int] = per) -> None:
+                per.append(steps[0])
+                steps[0] = 0
+
+            t, res = _run(model, inputs, hook)
+            hook()
+            k = np.array(per[1:])
+            print(f"{name} classes (continuation steps: solves, median ms, mean nit):")
+            for n in sorted(set(k.tolist())):
+                on = k == n
+                nit = np.mean([r.nit for r, o in zip(res, on, strict=True) if o])
+                print(f"  {n:3d}: {on.sum():4d}  {np.median(t[on]) * 1e3:7.3f}  {nit:5.1f}")
+    finally:
+        shooting._next_load_step = rule
 
 
 if __name__ == "__main__":

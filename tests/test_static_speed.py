@@ -53,3 +53,24 @@ def test_newton_converges_to_the_same_answer(sms):
     np.testing.assert_array_equal(Y0, Y)
     np.testing.assert_array_equal(X0, X)
     np.testing.assert_allclose(x, sol.base_moment, rtol=0, atol=1e-9 * sms.moment_scale)
+
+
+def test_shared_load_arrays_stay_constant(sms):
+    """The per-model load arrays every solve shares (`RodModel.kernel_constants`) are only
+    read: after warm-started solves with and without point loads they are still zeros and
+    ones, and a fresh model (its own arrays) gives the same answers bit for bit."""
+    loads = [
+        dict(tensions=[1.2, 0.4, 0.0, 0.0], tip_force=[0.3, 0.0, -0.5]),
+        dict(tensions=[0.0, 1.0, 0.6, 0.0], point_loads=[(0.07, [0.0, 0.2, -0.3])]),
+        dict(tensions=[0.5, 0.0, 0.0, 0.9], distributed_force=[1.0, 1.0, 1.0]),
+    ]
+    fresh = compile_model(load_robot(find_robot("softmanisim")))
+    prev = prev_f = None
+    for kw in loads:
+        prev = solve_static(sms, guess=prev, **kw)
+        prev_f = solve_static(fresh, guess=prev_f, **kw)
+        np.testing.assert_array_equal(prev.positions, prev_f.positions)
+        assert prev.success and prev.nit == prev_f.nit and prev.stable
+    consts = sms.kernel_constants
+    assert not consts.zero_nodes.any() and not consts.zero_tendons.any()
+    assert np.all(consts.ones == 1.0) and not any(np.any(a) for a in consts.no_field[:3])

@@ -322,24 +322,22 @@ class _Loads:
     magnetic: tuple[np.ndarray, np.ndarray, np.ndarray, int]
 
 
-def _no_field(n_nodes: int, n_seg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The kernels' magnetic tuple of a robot without dipoles (or without a field)."""
-    return (np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), -1)
-
-
 def _magnetic(
     model: RodModel, inp: StaticLoads, lam: float, field_dirs: int = -1
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """The kernels' magnetic tuple at load level lam (field_dirs: see `_Loads`)."""
     if not model.is_magnetic:
-        return _no_field(model.n_nodes, model.seg_par.shape[0])
+        # The model's own (shared, read-only by the kernels): no arrays built per solve.
+        return model.kernel_constants.no_field
     return (lam * inp.field, model.node_dipole, model.seg_dipole, field_dirs)
 
 
 def _loads_at(model: RodModel, inp: StaticLoads, lam: float) -> _Loads:
     n_steps = model.step_seg.shape[0]
-    node_force = lam * model.node_point_mass[:, None] * inp.gravity[None, :]
-    node_moment = np.zeros((model.n_nodes, 3))
+    consts = model.kernel_constants
+    node_force = np.multiply.outer(model.node_point_mass, lam * inp.gravity)
+    # Without point loads the node moments are the model's shared zeros (kernels only read).
+    node_moment = np.zeros((model.n_nodes, 3)) if inp.point_loads else consts.zero_nodes
     F_tip = lam * inp.tip_force
     M_tip = lam * inp.tip_moment
     for s_p, f_p, m_p in inp.point_loads:
@@ -412,13 +410,13 @@ def _problem(model: RodModel, inp: StaticLoads, lam: float = 1.0) -> _Problem:
             "this operation does not take chamber pressures yet (solve_static does); "
             "got pressures != 0"
         )
-    n_t = model.n_tendons
     loads = _loads_at(model, inp, lam)
-    tau = inp.tensions if inp.tensions is not None else np.zeros(n_t)
+    consts = model.kernel_constants
+    tau = inp.tensions if inp.tensions is not None else consts.zero_tendons
     if inp.lengths is not None:
         L_cmd = model.tendon_rest_length + lam * (inp.lengths - model.tendon_rest_length)
     else:
-        L_cmd = np.zeros(n_t)
+        L_cmd = consts.zero_tendons
     return _Problem(
         length_mode=inp.lengths is not None,
         tau_fixed=np.ascontiguousarray(lam * tau, dtype=float),
@@ -438,17 +436,19 @@ def _problem(model: RodModel, inp: StaticLoads, lam: float = 1.0) -> _Problem:
 
 def _tension_scale(model: RodModel, inp: StaticLoads) -> np.ndarray:
     """The kernels' tension scale (n_steps, n_t) [-]: `inp.tension_profile` on the robot's
-    tendons, 1 on internal (chamber) tendons and everywhere without a profile."""
-    out = np.ones((model.step_seg.shape[0], model.n_tendons))
+    tendons, 1 on internal (chamber) tendons and everywhere without a profile (then the
+    model's shared array: the kernels only read it)."""
     prof = inp.tension_profile
-    if prof is not None:
-        n_real = model.n_tendons - model.n_internal_tendons
-        if prof.shape != (out.shape[0], n_real):
-            raise ValueError(
-                f"tension_profile must have shape {(out.shape[0], n_real)} (steps, tendons) "
-                f"on this model's grid, got {prof.shape}"
-            )
-        out[:, :n_real] = prof
+    if prof is None:
+        return model.kernel_constants.ones
+    out = np.ones((model.step_seg.shape[0], model.n_tendons))
+    n_real = model.n_tendons - model.n_internal_tendons
+    if prof.shape != (out.shape[0], n_real):
+        raise ValueError(
+            f"tension_profile must have shape {(out.shape[0], n_real)} (steps, tendons) "
+            f"on this model's grid, got {prof.shape}"
+        )
+    out[:, :n_real] = prof
     return out
 
 
@@ -467,8 +467,7 @@ def _distal_moments(model: RodModel, loads: _Loads, positions: np.ndarray | None
     total section moment M; on a previous equilibrium (warm start) or the straight robot (cold
     start) it is the rigid-body predictor of M. Tendons are internal and do not enter."""
     if positions is None:
-        axis = model.base_rotation[:, 2]
-        positions = model.base_position + model.node_s[:, None] * axis
+        positions = model.kernel_constants.straight
     out = np.empty((model.n_nodes, 3))
     _distal_moments_on_shape(
         np.ascontiguousarray(positions),

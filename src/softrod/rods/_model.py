@@ -21,7 +21,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,6 +41,25 @@ __all__ = [
 #: robots under heavy loads (FL^2/EI ~ 5), 30x under the 1e-6 m accuracy target;
 #: `softrod bench static` reports it as `*.tip_error_vs_fine_m`.
 DEFAULT_STEPS_PER_LENGTH = 32
+
+
+class KernelConstants(NamedTuple):
+    """Load arrays of a model that no input changes, built once per model and shared by every
+    solve's load assembly (`_inputs._problem`); the kernels only read them, nobody writes them.
+
+    ones : (n_steps, n_t) tension scale without a friction profile [-].
+    zero_tendons : (n_t,) commanded lengths of tension control [m].
+    zero_nodes : (n_nodes, 3) node moments without point loads [N m].
+    no_field : the kernels' magnetic tuple without a field: (B, node dipoles, segment
+        dipoles, field direction) = (zeros (3,), zeros (n_nodes, 3), zeros (n_seg, 3), -1).
+    straight : (n_nodes, 3) node positions of the straight robot on its base pose [m].
+    """
+
+    ones: np.ndarray
+    zero_tendons: np.ndarray
+    zero_nodes: np.ndarray
+    no_field: tuple[np.ndarray, np.ndarray, np.ndarray, int]
+    straight: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -245,6 +264,19 @@ class RodModel:
     def kernel_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
         """(node_s, step_seg, seg_par, tendon_pack, cosserat): the kernels' `geo` argument."""
         return (self.node_s, self.step_seg, self.seg_par, self.tendon_pack, self.cosserat)
+
+    @cached_property
+    def kernel_constants(self) -> KernelConstants:
+        """The input-independent load arrays of this model (`KernelConstants`)."""
+        n_nodes, n_t, n_seg = self.n_nodes, self.n_tendons, self.seg_par.shape[0]
+        axis = self.base_rotation[:, 2]
+        return KernelConstants(
+            ones=np.ones((self.step_seg.shape[0], n_t)),
+            zero_tendons=np.zeros(n_t),
+            zero_nodes=np.zeros((n_nodes, 3)),
+            no_field=(np.zeros(3), np.zeros((n_nodes, 3)), np.zeros((n_seg, 3)), -1),
+            straight=self.base_position + self.node_s[:, None] * axis,
+        )
 
     @cached_property
     def kernel_base(self) -> tuple[np.ndarray, np.ndarray]:

@@ -674,13 +674,16 @@ def _coarse_tip_error(
     coarse, idx, ratio = _coarse_model(model, pinned)
     if ratio < _MIN_COARSE_RATIO:
         return None
+    # The model's shared constant arrays (`RodModel.kernel_constants`) are the coarse model's
+    # own on its grid: taken, not sliced.
+    fine_c, coarse_c = model.kernel_constants, coarse.kernel_constants
     ld_c = (
-        np.ascontiguousarray(ld[0][idx[1:] - 1]),
-        np.ascontiguousarray(ld[1][idx[:-1]]),
-        np.ascontiguousarray(ld[2][idx]),
+        ld[0][idx[1:] - 1],
+        ld[1][idx[:-1]],
+        coarse_c.zero_nodes if ld[2] is fine_c.zero_nodes else ld[2][idx],
         # A friction profile is constant between holes: each coarse step keeps its first one's.
-        np.ascontiguousarray(ld[3][idx[:-1]]),
-        (mag[0], np.ascontiguousarray(mag[1][idx]), mag[2], mag[3]),
+        coarse_c.ones if ld[3] is fine_c.ones else ld[3][idx[:-1]],
+        coarse_c.no_field if mag is fine_c.no_field else (mag[0], mag[1][idx], mag[2], mag[3]),
     )
     tip = np.empty(3)
     ok = _corrected_tip(
@@ -792,6 +795,12 @@ def _final_with_maps(
     return True, (maps[: m - 1], nodes[:m])
 
 
+def _blend_is_target(inp: StaticLoads) -> bool:
+    """Whether `_blend(a, inp, 1.0)` equals `inp` in every field: true unless `inp` holds
+    what the blend drops or rebuilds (moment inputs, pressures, held gradient forces)."""
+    return inp.moments is None and inp.pressures is None and inp.magnet_forces is None
+
+
 def _solve_once(
     model: RodModel,
     inp: StaticLoads,
@@ -872,7 +881,11 @@ def _solve_once(
             x = x_mu.copy()
             if x_prev is not None:
                 x += (x_mu - x_prev) * ratio
-            inp_t = _blend(start, inp, trial)
+            # The last step's loads are the target itself (the same values, see
+            # `_blend_is_target`): its problem is built once and its last evaluation can carry
+            # the stability test's maps (`run` defers only for the target).
+            at_target = trial >= 1.0 and _blend_is_target(inp)
+            inp_t = inp if at_target else _blend(start, inp, trial)
             assert inp_t is not None
             tol = rtol if trial >= 1.0 else max(rtol, _STEP_RTOL)
             st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND, tol)
@@ -968,7 +981,11 @@ def _solve_once(
     if status not in (0, 5) and start is not None:
         origin = zero
         x, lam_reached, status = follow(zero, np.zeros(n_unk), 0.25)
-    reached = _blend(origin, inp, lam_reached)
+    # At the full load the blend is the target itself, value for value (0 a + 1 b = b), for
+    # the inputs `_blend` carries; build it only where it differs (a part solve, moments).
+    reached: StaticLoads | None = inp
+    if lam_reached != 1.0 or not _blend_is_target(inp):
+        reached = _blend(origin, inp, lam_reached)
     assert reached is not None
     # At the full load the blend is the target's values: its load arrays are pb_inp's.
     loads = pb_inp.loads if lam_reached == 1.0 else _loads_at(model, reached, 1.0)
