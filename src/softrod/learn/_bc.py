@@ -349,6 +349,7 @@ def train_bc(
     # Validation: one row per candidate; the best candidate's weights so far.
     val_rows: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
+    val_time = 0.0
     start = 1
     ckpt_path = run / CHECKPOINT_FILE
     if resume and ckpt_path.is_file():
@@ -425,7 +426,6 @@ def train_bc(
         val_time += time.perf_counter() - t_val
 
     t0 = time.perf_counter()
-    val_time = 0.0
     net.train()
     n = len(obs)
     loss_val = float("nan")
