@@ -96,6 +96,23 @@ def test_sac_resume_restores_buffer_and_applies_config(tmp_path: Path) -> None:
     assert model.replay_buffer.size() == 280  # 200 carried over + 80 new
 
 
+def test_sac_max_minutes_stops_early_and_saves_a_loadable_model(tmp_path: Path) -> None:
+    """A time budget far below the requested steps ends the run early; the model and the
+    replay buffer are saved as at the end of a full run and the model loads and acts."""
+    cfg = SACConfig(env_id="softrod/PlanarReach-v0", steps=100_000, learning_starts=20, seed=0)
+    res = train_sac(cfg, tmp_path / "run", progress=False, max_minutes=0.002)
+    assert res.time_limited and not res.interrupted and 0 < res.steps < cfg.steps
+    assert (res.run_dir / "replay_buffer.pkl").is_file()
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    assert summary["time_limited"] and summary["steps"] == res.steps
+    ev = evaluate(
+        load_sb3_policy(res.run_dir), cfg.env_id, episodes=1, env_kwargs={"episode_steps": 3}
+    )
+    assert ev.lengths[0] == 3 and np.isfinite(ev.final_distance[0])
+    with pytest.raises(ValueError, match="max_minutes"):
+        train_sac(cfg, tmp_path / "bad", progress=False, max_minutes=0)
+
+
 def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "cli_run"
     rc = main(
@@ -250,6 +267,37 @@ def test_behaviour_cloning_trains_saves_and_runs(tmp_path: Path, policy: str) ->
     assert ev.returns[0] == again.returns[0]
 
 
+def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -> None:
+    """With validation episodes the policy is the candidate that did best on them (recorded in
+    summary.json): its weights are those of a run stopped at that iteration, since validating
+    draws no random numbers; without validation the policy is the last iteration's."""
+    import dataclasses
+
+    short = dataclasses.replace(
+        _expert_demo("softrod/FlipSwitch-v0"), env_kwargs={"episode_steps": 6}
+    )
+    cfg = BCConfig(iterations=4, hidden=16, layers=1, chunk=3, batch_size=16)
+    res = train_bc(short, cfg, tmp_path / "val", progress=False, val_episodes=2, val_every=2)
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    val = summary["validation"]
+    assert val["seed"] == 20_000 and val["episodes"] == 2
+    rows = val["candidates"]
+    assert [r["iteration"] for r in rows] == [2, 4]
+    best = max(
+        reversed(rows), key=lambda r: (r["success_rate"], -r["final_distance_mean"])
+    )  # later wins a tie
+    assert res.selected_iteration == summary["selected_iteration"] == best["iteration"]
+    stopped = cfg.model_copy(update={"iterations": res.selected_iteration})
+    ref = train_bc(short, stopped, tmp_path / "ref", progress=False)
+    assert ref.selected_iteration == res.selected_iteration and ref.policy_path.is_file()
+    chosen = load_bc_policy(res.policy_path).net.state_dict()
+    for key, value in load_bc_policy(ref.policy_path).net.state_dict().items():
+        torch.testing.assert_close(chosen[key], value, rtol=0, atol=0)
+    assert json.loads((ref.run_dir / "summary.json").read_text())["validation"] is None
+    with pytest.raises(ValueError, match="val_episodes"):
+        train_bc(short, cfg, tmp_path / "bad", progress=False, val_episodes=-1)
+
+
 def test_teleop_script_records_raw_frames_with_duplicates() -> None:
     # Bend segment 1, then idle long enough for the robot to come to rest: the idle frames
     # repeat the same state and the filter removes them.
@@ -302,6 +350,8 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
                 "16",
                 "--chunk",
                 "3",
+                "--val-episodes",
+                "0",
                 "--no-progress",
             ]
         )
@@ -314,6 +364,7 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
         (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),
         (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
         (["bc", str(demos), "-o", str(run), "--policy", "rnn"], "--policy"),
+        (["bc", str(demos), "-o", str(run), "--val-episodes", "-1"], "--val-episodes"),
         (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
     ]:
         assert main(argv) == 2

@@ -123,7 +123,9 @@ def train_cmd(
         None, help="PPO: batched control steps (each is --num-envs transitions)."
     ),
     max_minutes: float | None = typer.Option(
-        None, help="PPO: stop training after this many minutes (then save and evaluate)."
+        None,
+        help="Stop training after this many minutes (then save the model, SAC's replay "
+        "buffer too, and evaluate as at the end of a full run).",
     ),
 ) -> None:
     """Train a policy with SAC (Stable-Baselines3; logs, checkpoints, a curve PNG) or with PPO
@@ -152,6 +154,8 @@ def train_cmd(
         raise CliError(f"--vec must be dummy or subproc, got {vec!r}")
     if resume is not None and not resume.is_file():
         raise CliError(f"--resume: no checkpoint at {resume}")
+    if max_minutes is not None and not max_minutes > 0:
+        raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
     config = SACConfig(
         env_id=env_id,
         env_kwargs=_env_kwargs(env_kwargs),
@@ -170,7 +174,7 @@ def train_cmd(
     )
     run = out or Path("runs") / f"{env_id.removeprefix('softrod/')}-sac-{seed}"
     _prepare_run_dir(run, overwrite=overwrite, resume=resume)
-    result = train_sac(config, run, progress=progress, resume=resume)
+    result = train_sac(config, run, progress=progress, resume=resume, max_minutes=max_minutes)
     if result.interrupted:
         print(
             f"interrupted after {result.steps} steps; the model so far is {result.model_path} "
@@ -180,6 +184,8 @@ def train_cmd(
         raise typer.Exit(130)
     print(f"run: {result.run_dir}")
     print(f"steps: {result.steps}")
+    if result.time_limited:
+        print(f"stopped: --max-minutes {max_minutes:g} reached before --steps {steps}")
     print(f"wall_time_s: {result.wall_time:.1f}")
     print(f"steps_per_second: {result.steps_per_second:.1f}")
     if eval_episodes > 0:
@@ -479,6 +485,17 @@ def bc_cmd(
     seed: int = typer.Option(0, help="Seed."),
     no_dedup: bool = typer.Option(False, "--no-dedup", help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
+    val_episodes: int = typer.Option(
+        20,
+        help="Validation episodes (reset seeds --val-seed, +1, ...) per candidate; the best "
+        "candidate becomes policy.pt (0: the last weights, no selection).",
+    ),
+    val_every: int | None = typer.Option(
+        None, help="Iterations between validated candidates [iterations / 4]; the last is one."
+    ),
+    val_seed: int = typer.Option(
+        20_000, help="Reset seed of the first validation episode (tests use 10000-10099)."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     resume: bool = typer.Option(
         False, "--resume", help="Continue the run in --out from its checkpoint.pt."
@@ -496,6 +513,10 @@ def bc_cmd(
         raise CliError(f"--obs-noise must be none or env, got {obs_noise!r}")
     if not demos.is_file():
         raise CliError(f"no demonstrations at {demos}")
+    if val_episodes < 0:
+        raise CliError(f"--val-episodes must be >= 0, got {val_episodes}")
+    if val_every is not None and val_every < 1:
+        raise CliError(f"--val-every must be >= 1, got {val_every}")
     config = BCConfig(
         policy="act" if policy == "act" else "mlp",
         iterations=iterations,
@@ -519,7 +540,16 @@ def bc_cmd(
             raise CliError(f"--resume: no checkpoint.pt in {out}")
     else:
         _prepare_run_dir(out, overwrite=overwrite, resume=None)
-    res = train_bc(demos, config, out, progress=progress, resume=resume)
+    res = train_bc(
+        demos,
+        config,
+        out,
+        progress=progress,
+        resume=resume,
+        val_episodes=val_episodes,
+        val_every=val_every,
+        val_seed=val_seed,
+    )
     if res.interrupted:
         print(
             f"interrupted after {res.iterations} iterations; continue with the same command "
@@ -531,6 +561,8 @@ def bc_cmd(
     print(f"frames: {res.frames}")
     print(f"wall_time_s: {res.wall_time:.1f}")
     print(f"final_loss: {res.final_loss:.5g}")
+    if val_episodes > 0:
+        print(f"selected_iteration: {res.selected_iteration} (best on {val_episodes} episodes)")
     if eval_episodes > 0:
         pol = load_bc_policy(res.policy_path)
         ev = evaluate(pol, pol.env_id, episodes=eval_episodes, env_kwargs=pol.env_kwargs)

@@ -21,6 +21,12 @@ Observations and actions are standardized with the demonstrations' mean and std;
 Gaussian noise with the environment's `observation_noise` (seed 002 Table 4) is added to the
 raw observations. A trained policy is one `.pt` file (tensors and plain metadata) with the
 environment id, so `softrod eval` can run it.
+
+With `val_episodes` > 0 the network is evaluated every `val_every` iterations (and at the end)
+on validation episodes (reset seeds `val_seed`, `val_seed` + 1, ...; 20000+ by default, disjoint
+from the test seeds 10000-10099) and the best of these checkpoints (highest success rate, then
+lowest mean final distance; the later one on a tie) is written as the policy; the validation
+history and the chosen iteration are in `summary.json`. Without, the last weights are the policy.
 """
 
 from __future__ import annotations
@@ -178,6 +184,8 @@ class BCResult:
     final_loss: float
     frames: int
     interrupted: bool = False
+    #: Iteration whose weights are the policy (the last one without validation episodes).
+    selected_iteration: int | None = None
 
 
 #: Iterations between training checkpoints (a few seconds of training; a checkpoint of the
@@ -185,6 +193,8 @@ class BCResult:
 CHECKPOINT_EVERY = 500
 #: The resumable state of a BC run, beside its outputs.
 CHECKPOINT_FILE = "checkpoint.pt"
+#: Reset seed of the first validation episode (test episodes use 10000-10099).
+VAL_SEED = 20_000
 
 
 def _save_atomic(obj: Any, path: Path) -> None:
@@ -262,6 +272,9 @@ def train_bc(
     progress: bool = True,
     resume: bool = False,
     checkpoint_every: int = CHECKPOINT_EVERY,
+    val_episodes: int = 0,
+    val_every: int | None = None,
+    val_seed: int = VAL_SEED,
 ) -> BCResult:
     """Train a BC policy on the successful demonstrations; write `run_dir` (policy.pt,
     config.yaml, losses.csv, summary.json) and return a summary.
@@ -272,8 +285,23 @@ def train_bc(
     the same weights as an uninterrupted run (CPU, one thread). A checkpoint of another softrod
     version (or of another configuration) is refused with a ValueError naming the file. An
     interrupted run returns `interrupted=True` without a policy.pt.
+
+    val_episodes : validation episodes per candidate (0: no selection, the last weights);
+    val_every : iterations between candidates [iterations // 4]; the last iteration is always
+    one. val_seed : reset seed of the first validation episode (module docstring).
     """
+    import copy
+
     import torch
+
+    from softrod.learn._eval import evaluate
+
+    if val_episodes < 0:
+        raise ValueError(f"val_episodes must be >= 0, got {val_episodes}")
+    if val_every is None:
+        val_every = max(config.iterations // 4, 1)
+    if val_every < 1:
+        raise ValueError(f"val_every must be >= 1, got {val_every}")
 
     from softrod.learn._sac import set_torch_threads
 
@@ -318,6 +346,10 @@ def train_bc(
         bar.start()
         task = bar.add_task("bc", total=config.iterations, loss=float("nan"))
     losses: list[tuple[int, float, float]] = []
+    # Validation: one row per candidate; the best candidate's weights so far.
+    val_rows: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    val_time = 0.0
     start = 1
     ckpt_path = run / CHECKPOINT_FILE
     if resume and ckpt_path.is_file():
@@ -345,6 +377,8 @@ def train_bc(
         rng.bit_generator.state = ckpt["numpy_rng"]
         torch.set_rng_state(ckpt["torch_rng"])
         losses = [tuple(row) for row in ckpt["losses"]]  # type: ignore[misc]
+        val_rows = list(ckpt.get("val_rows", []))
+        best = ckpt.get("best")
         start = int(ckpt["iteration"]) + 1
 
     def checkpoint(it: int) -> None:
@@ -358,9 +392,38 @@ def train_bc(
                 "torch_rng": torch.get_rng_state(),
                 "losses": losses,
                 "config": config.model_dump(mode="json"),
+                "val_rows": val_rows,
+                "best": best,
             },
             ckpt_path,
         )
+
+    def validate(it: int) -> None:
+        # The network as a policy (eval mode: z = 0, no dropout, no random numbers drawn, so
+        # training continues as without validation) on the validation episodes.
+        nonlocal best, val_time
+        t_val = time.perf_counter()
+        net.eval()
+        pol = BCPolicy(net, config, stats, data.env_id, data.env_kwargs, data.control_period)
+        res = evaluate(
+            pol, data.env_id, episodes=val_episodes, seed=val_seed, env_kwargs=data.env_kwargs
+        )
+        net.train()
+        d = res.final_distance
+        row = {
+            "iteration": it,
+            "success_rate": res.success_rate,
+            "final_distance_mean": float(np.nanmean(d)) if np.isfinite(d).any() else None,
+        }
+        val_rows.append(row)
+
+        def key(r: dict[str, Any]) -> tuple[float, float]:
+            dist = r["final_distance_mean"]
+            return (r["success_rate"], -(np.inf if dist is None else dist))
+
+        if best is None or key(row) >= key(best["row"]):
+            best = {"row": row, "state_dict": copy.deepcopy(net.state_dict())}
+        val_time += time.perf_counter() - t_val
 
     t0 = time.perf_counter()
     net.train()
@@ -405,6 +468,8 @@ def train_bc(
                     interrupted = True
                     checkpoint(it)
                     break
+                if val_episodes > 0 and (it % val_every == 0 or it == config.iterations):
+                    validate(it)
                 if it % checkpoint_every == 0 and it < config.iterations:
                     checkpoint(it)
     finally:
@@ -414,6 +479,11 @@ def train_bc(
     path = run / "policy.pt"
     if interrupted:
         return BCResult(run, path, it, wall, loss_val, int(n), interrupted=True)
+    selected = config.iterations
+    if best is not None:
+        # The best validated candidate is the policy.
+        net.load_state_dict(best["state_dict"])
+        selected = int(best["row"]["iteration"])
     net.eval()
     _save_atomic(
         {
@@ -445,11 +515,23 @@ def train_bc(
                 "episodes": data.n_episodes,
                 "final_loss": loss_val,
                 "resumed_from_iteration": start - 1,
+                "selected_iteration": selected,
+                "validation": {
+                    "episodes": val_episodes,
+                    "seed": val_seed,
+                    "every": val_every,
+                    "wall_time_s": round(val_time, 2),
+                    "candidates": val_rows,
+                }
+                if val_episodes > 0
+                else None,
             },
             indent=2,
         )
     )
-    return BCResult(run, path, config.iterations, wall, loss_val, int(n))
+    return BCResult(
+        run, path, config.iterations, wall, loss_val, int(n), selected_iteration=selected
+    )
 
 
 def is_bc_policy(path: str | Path) -> bool:

@@ -11,7 +11,7 @@ A run directory holds everything the run produced, so that it can be inspected a
 | `model.zip` | the final policy |
 | `replay_buffer.pkl` | the final replay buffer (a `resume` from `model.zip` restores it) |
 | `learning_curve.png` | return and final distance against environment steps |
-| `summary.json` | steps, wall time [s], steps/s |
+| `summary.json` | steps, wall time [s], steps/s, whether Ctrl-C or `max_minutes` stopped it |
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class TrainResult:
     run_dir : the run directory (see the module table); model_path : final policy (.zip).
     steps : environment steps taken by this run (a resumed run counts only its own);
     wall_time : seconds; episodes : finished episodes; interrupted : stopped by Ctrl-C/SIGTERM
-    before `steps` (the model reached so far is saved all the same).
+    before `steps` (the model reached so far is saved all the same); time_limited : stopped by
+    `max_minutes` before `steps` (saved the same way).
     """
 
     run_dir: Path
@@ -50,6 +51,7 @@ class TrainResult:
     wall_time: float
     episodes: int
     interrupted: bool = False
+    time_limited: bool = False
 
     @property
     def steps_per_second(self) -> float:
@@ -114,8 +116,11 @@ def _make_vec_env(config: SACConfig) -> Any:
     return vec
 
 
-def _callback(config: SACConfig, run_dir: Path, progress: bool) -> Any:
-    """The run logger: episode rows, periodic log rows, checkpoints and a progress bar."""
+def _callback(
+    config: SACConfig, run_dir: Path, progress: bool, max_minutes: float | None = None
+) -> Any:
+    """The run logger: episode rows, periodic log rows, checkpoints, a progress bar and, with
+    `max_minutes`, a wall-clock limit (`logger.time_limited` tells whether it stopped the run)."""
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList, CheckpointCallback
 
     class RunLogger(BaseCallback):
@@ -130,6 +135,7 @@ def _callback(config: SACConfig, run_dir: Path, progress: bool) -> Any:
             self._csv.writerow(["steps", "return", "length", "final_distance", "success"])
             self._bar: Any = None
             self._task: Any = None
+            self.time_limited = False
 
         def _on_training_start(self) -> None:
             if progress:
@@ -176,6 +182,10 @@ def _callback(config: SACConfig, run_dir: Path, progress: bool) -> Any:
                 self._log_row()
             if self._bar is not None and self._task is not None:
                 self._bar.update(self._task, completed=self.num_timesteps, stats=self._stats())
+            # The time budget ends training between steps (SB3 stops when a callback says so).
+            if max_minutes is not None and time.perf_counter() - self._t0 > 60.0 * max_minutes:
+                self.time_limited = True
+                return False
             return True
 
         def _stats(self) -> str:
@@ -258,6 +268,7 @@ def train_sac(
     *,
     progress: bool = True,
     resume: str | Path | None = None,
+    max_minutes: float | None = None,
 ) -> TrainResult:
     """Train SAC as configured; write the run directory (module table) and return a summary.
 
@@ -269,12 +280,16 @@ def train_sac(
     resume : a checkpoint/model .zip to continue from; the hyperparameters of `config` replace
         the checkpoint's, and the replay buffer is restored when `replay_buffer.pkl` lies
         beside it (a run's final model; checkpoints have none).
+    max_minutes : stop training after this many minutes of wall time (then the model and the
+        replay buffer are saved as at the end of a full run; `time_limited` in the result).
     """
     from stable_baselines3 import SAC
     from stable_baselines3.common.logger import configure
 
     from softrod.learn._plots import plot_learning_curve
 
+    if max_minutes is not None and not max_minutes > 0:
+        raise ValueError(f"max_minutes must be > 0, got {max_minutes}")
     set_torch_threads(config.torch_threads)
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
@@ -325,7 +340,7 @@ def train_sac(
             )
         model.set_logger(configure(str(run), ["csv", *(["tensorboard"] if _has_tb() else [])]))
         start_steps = int(model.num_timesteps)
-        logger, callbacks = _callback(config, run, progress)
+        logger, callbacks = _callback(config, run, progress, max_minutes)
         t0 = time.perf_counter()
         interrupted = False
         # SB3's own episode-count logging is replaced by the run logger's step-based rows.
@@ -355,7 +370,9 @@ def train_sac(
     finally:
         env.close()
     new_steps = int(model.num_timesteps) - start_steps
-    result = TrainResult(run, model_path, new_steps, wall, len(logger.rows), interrupted)
+    result = TrainResult(
+        run, model_path, new_steps, wall, len(logger.rows), interrupted, logger.time_limited
+    )
     summary_tmp = run / f".summary.{os.getpid()}.partial.json"
     summary_tmp.write_text(
         json.dumps(
@@ -366,6 +383,8 @@ def train_sac(
                 "steps_per_second": round(result.steps_per_second, 2),
                 "episodes": result.episodes,
                 "interrupted": interrupted,
+                "time_limited": logger.time_limited,
+                "max_minutes": max_minutes,
             },
             indent=2,
         )
