@@ -7,9 +7,16 @@ shooting and the time per step for max_updates = 1 (the paper) and a few more.
     .venv/bin/python dev/observer_fast_input.py [SECONDS] [REPEATS] --paired OTHER_SRC
 
 `--paired` runs `PAIRED` (the paper's update and the bounded fast path through
-`QuasiStaticSim.step`, and the same through `softrod.rods.ObserverLoop` where the softrod has
-it) in two warmed-up worker processes, one with OTHER_SRC (e.g. /work/main/src) and one with
-this tree's src, in turn: CPU time per step (median, p95) and the tip errors.
+`QuasiStaticSim.step`, the same through `softrod.rods.ObserverLoop`, and the fast path with
+`ObserverLoop(tip_only=True)`, each where the softrod has it) in two warmed-up worker
+processes, one with OTHER_SRC (e.g. /work/main/src) and one with this tree's src, in turn:
+CPU time per step (median, mean, p95) and the tip errors (max, median).
+
+2026-11-27 10:45 UTC (`... 3 3 --paired /work/main/src`, load average ~6; the current numbers,
+docs/validation.md "The observer on fast inputs"): `QuasiStaticSim.step` with the fast path
+(now through `ObserverLoop`) 0.136-0.137 ms CPU median against main's 0.160-0.162 ms, 4.79e-6
+m; `ObserverLoop(tip_only=True, defect_every=5)` with predictor_stride 4 0.080 ms, 5.4e-6 m.
+Older runs below.
 
 The configs (`CONFIGS`) run in turn within each repeat, so their times are paired under the
 same machine load; under `PYTHONPATH=<main's src>` the configs main lacks are skipped.
