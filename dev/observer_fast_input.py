@@ -7,9 +7,16 @@ shooting and the time per step for max_updates = 1 (the paper) and a few more.
     .venv/bin/python dev/observer_fast_input.py [SECONDS] [REPEATS] --paired OTHER_SRC
 
 `--paired` runs `PAIRED` (the paper's update and the bounded fast path through
-`QuasiStaticSim.step`, and the same through `softrod.rods.ObserverLoop` where the softrod has
-it) in two warmed-up worker processes, one with OTHER_SRC (e.g. /work/main/src) and one with
-this tree's src, in turn: CPU time per step (median, p95) and the tip errors.
+`QuasiStaticSim.step`, the same through `softrod.rods.ObserverLoop`, and the fast path with
+`ObserverLoop(tip_only=True)`, each where the softrod has it) in two warmed-up worker
+processes, one with OTHER_SRC (e.g. /work/main/src) and one with this tree's src, in turn:
+CPU time per step (median, mean, p95) and the tip errors (max, median).
+
+2026-11-27 10:45 UTC (`... 3 3 --paired /work/main/src`, load average ~6; the current numbers,
+docs/validation.md "The observer on fast inputs"): `QuasiStaticSim.step` with the fast path
+(now through `ObserverLoop`) 0.136-0.137 ms CPU median against main's 0.160-0.162 ms, 4.79e-6
+m; `ObserverLoop(tip_only=True, defect_every=5)` with predictor_stride 4 0.080 ms, 5.4e-6 m.
+Older runs below.
 
 The configs (`CONFIGS`) run in turn within each repeat, so their times are paired under the
 same machine load; under `PYTHONPATH=<main's src>` the configs main lacks are skipped.
@@ -305,9 +312,10 @@ def run_config(model, inputs, shoot_tips, config) -> dict | None:
     return _summary(tips, shoot_tips, wall, cpu)
 
 
-def run_loop_config(model, inputs, shoot_tips, config) -> dict | None:
+def run_loop_config(model, inputs, shoot_tips, config, **options) -> dict | None:
     """`run_config` through `softrod.rods.ObserverLoop` (the stateful observer: inputs into
-    preallocated arrays, one kernel call per step); None where this softrod has none."""
+    preallocated arrays, one kernel call per step) with `options` (e.g. tip_only); None where
+    this softrod has no ObserverLoop or not these options."""
     import time
 
     try:
@@ -315,10 +323,11 @@ def run_loop_config(model, inputs, shoot_tips, config) -> dict | None:
     except ImportError:
         return None
     m, rtol, broyden, stride = config
-    loop = ObserverLoop(
-        model,
-        ObserverGains(max_updates=m, rtol=rtol, broyden=broyden, predictor_stride=stride),
-    )
+    gains = ObserverGains(max_updates=m, rtol=rtol, broyden=broyden, predictor_stride=stride)
+    try:
+        loop = ObserverLoop(model, gains, **options)
+    except TypeError:
+        return None
     n = shoot_tips.shape[0]
     tips, wall, cpu = np.empty((n, 3)), np.empty(n), np.empty(n)
     for k in range(n):
@@ -336,19 +345,35 @@ def _summary(tips, shoot_tips, wall, cpu) -> dict:
         "err_median_m": float(np.median(err)),
         "wall_ms_median": float(np.median(wall) * 1e3),
         "cpu_ms_median": float(np.median(cpu) * 1e3),
+        "cpu_ms_mean": float(np.mean(cpu) * 1e3),
         "cpu_ms_p95": float(np.percentile(cpu, 95) * 1e3),
         "wall_ms_min": float(np.min(wall) * 1e3),
         "wall_ms_p95": float(np.percentile(wall, 95) * 1e3),
     }
 
 
+def run_tip_config(model, inputs, shoot_tips, config) -> dict | None:
+    """`run_loop_config` with `tip_only=True, defect_every=TIP_DEFECT_EVERY` (the observer on
+    the predictor grid, a full-grid refresh every few steps); None where this softrod has
+    no such option."""
+    return run_loop_config(
+        model, inputs, shoot_tips, config, tip_only=True, defect_every=TIP_DEFECT_EVERY
+    )
+
+
+#: `ObserverLoop(tip_only=True)`'s full-grid refresh interval in `PAIRED` [steps].
+TIP_DEFECT_EVERY = 5
+
 #: What `--paired` runs in each softrod: QuasiStaticSim.step with the paper's update and the
-#: bounded fast path (both in main), and the same two through ObserverLoop (this branch).
+#: bounded fast path, the same two through ObserverLoop, and the fast path with
+#: `tip_only=True` (the observer on the predictor grid, stride 4, a full-grid refresh every
+#: `TIP_DEFECT_EVERY` steps) where the softrod has it.
 PAIRED = [
     ("sim", (1, 1e-10, False, 1)),
     ("sim", (3, 1e-4, True, 5)),
     ("loop", (1, 1e-10, False, 1)),
     ("loop", (3, 1e-4, True, 5)),
+    ("tip", (3, 1e-4, True, 4)),
 ]
 
 
@@ -358,7 +383,7 @@ def worker(seconds: float) -> None:
     model = softrod.compile_model(example_robot_path("softmanisim"))
     inputs = fast_inputs(int(round(seconds * 100)))
     shoot = QuasiStaticSim(model, "shooting", record_shape=False).run(inputs).tip_position
-    run = {"sim": run_config, "loop": run_loop_config}
+    run = {"sim": run_config, "loop": run_loop_config, "tip": run_tip_config}
     for kind, config in PAIRED:  # JIT
         run[kind](model, {k: v[:8] for k, v in inputs.items()}, np.zeros((8, 3)), config)
     print(json.dumps({"softrod": softrod.__file__}), flush=True)
@@ -407,7 +432,9 @@ def paired(seconds: float, repeats: int, other_src: str) -> dict:
             continue
         table[key] = {
             "err_max_m (after 5 steps)": found[-1]["err_max_m"],
+            "err_median_m": found[-1]["err_median_m"],
             "cpu_ms_median (per repeat)": [round(f["cpu_ms_median"], 4) for f in found],
+            "cpu_ms_mean (per repeat)": [round(f["cpu_ms_mean"], 4) for f in found],
             "cpu_ms_p95 (per repeat)": [round(f["cpu_ms_p95"], 4) for f in found],
             "wall_ms_min": round(min(f["wall_ms_min"] for f in found), 4),
         }

@@ -25,6 +25,7 @@ from softrod.rods._inputs import (
     StaticLoads,
     _actuation_counts,
     _magnetic,
+    _problem,
     _tension_scale,
     check_inputs,
 )
@@ -34,8 +35,10 @@ from softrod.rods._observer import (
     ObserverState,
     _observer_steps,
     _observer_update,
+    _plain_residual,
     _x_scale,
 )
+from softrod.rods._observer_kernels import _coarse_fill, _coarse_keep
 from softrod.rods._static_kernels import _distal_loads
 
 __all__ = ["ObserverLoop"]
@@ -98,6 +101,32 @@ def _loop_finish(work, st, Y, info_out):
     defect[:] = defect_out
     flags[0] = 1
     flags[1] = 1
+
+
+@njit(cache=True)
+def _tip_prepare(const, work, u, st, keep, tip_work, info_out):
+    """`_loop_prepare`, then the predictor grid's loads (`tip_only`): its steps' distal forces
+    and line loads from the full grid's (kept nodes keep (n_keep,)), and the tip moment the
+    predictor grid's residual is taken against, shifted by the full-grid correction.
+
+    tip_work = (N_end (n_keep - 1, 3) [N], q (n_keep - 1, 3) [N/m], M_tip (3,) [N m] out,
+    dm (3,) [N m]: full-grid minus predictor-grid end moment at the last refresh)."""
+    if not _loop_prepare(const, work, u, st, info_out):
+        return False
+    N_end, q_step = work[1], work[2]
+    Ne_c, q_c, M_tip, dm = tip_work
+    for j in range(keep.shape[0] - 1):
+        k = keep[j]
+        e = keep[j + 1] - 1
+        for a in range(3):
+            q_c[j, a] = q_step[k, a]
+            Ne_c[j, a] = N_end[e, a]
+    tip_moment = u[3]
+    # The full grid's end moment is the predictor grid's + dm: its residual M(L) - M_tip is
+    # the predictor grid's against M_tip - dm.
+    for a in range(3):
+        M_tip[a] = tip_moment[a] - dm[a]
+    return True
 
 
 def _loop_step(const, work, u, st, Y, X, tau_out, info_out) -> None:
@@ -165,6 +194,25 @@ class ObserverLoop:
         `observer_update` with state None).
     length_control : True for tendon length inputs (`lengths`), False for tensions.
     zero_lag, rtol : as `observer_update`.
+    tip_only : False (default): every step integrates the full grid for the shape and the
+        residual, as `observer_update` (its answers to the last bit). True (tension inputs,
+        `gains.predictor_stride` >= 2, zero_lag): no full-grid integration per step. The
+        whole observer (prediction, updates, shape) runs on the predictor grid, `node_s`:
+        every stride-th node plus every node where a load or segment changes under any of
+        the loop's inputs (so its loads are exact between nodes). Every `defect_every` steps
+        one full-grid plain integration at the new estimate gives the full-grid minus
+        predictor-grid state at the kept nodes, dY; until the next refresh, its end moment
+        shifts the tip moment the residual is taken against (so the estimate tracks the
+        full grid's equilibrium) and dY is added to the shape `step` returns. `step` then
+        returns the shape at `node_s` (its last row the tip; exactly the full grid's there
+        on a refresh step), the residual is the predictor grid's so corrected, and `shape()`
+        integrates the full grid on request; `state` carries no shape (a new loop or
+        `observer_update` continuing from it starts without the prediction). Not
+        bit-identical to `observer_update`: on the fast-input case with predictor_stride 4
+        and defect_every 5 its tip is within 5.4e-6 m of converged shooting
+        (docs/validation.md "The observer on fast inputs").
+    defect_every : with `tip_only`, steps between the full-grid refreshes (>= 1; 1 refreshes
+        every step: the full grid's answer at the kept nodes, at about the default's cost).
 
     Inputs per step: tensions (n_t,) [N] (>= 0) or lengths (n_t,) [m] (> 0), tip_force,
     tip_moment [N, N m], distributed_force [N/m], gravity [m/s^2] (3,), None = zero; point
@@ -184,6 +232,8 @@ class ObserverLoop:
         length_control: bool = False,
         zero_lag: bool = True,
         rtol: float | None = None,
+        tip_only: bool = False,
+        defect_every: int = 10,
     ) -> None:
         model.require_straight_routing("softrod.rods.ObserverLoop")
         plain, n_moments = _actuation_counts(model)
@@ -199,6 +249,18 @@ class ObserverLoop:
         self.length_control = bool(length_control)
         self.zero_lag = bool(zero_lag)
         self.rtol = rtol
+        self.tip_only = bool(tip_only)
+        if not (isinstance(defect_every, int) and defect_every >= 1):
+            raise ValueError(f"defect_every must be an integer >= 1, got {defect_every!r}")
+        self.defect_every = defect_every
+        if self.tip_only and (
+            self.length_control or not self.zero_lag or self.gains.predictor_stride < 2
+        ):
+            raise ValueError(
+                "tip_only takes tension inputs with zero_lag and gains.predictor_stride >= 2, "
+                f"got length_control={self.length_control}, zero_lag={self.zero_lag}, "
+                f"predictor_stride={self.gains.predictor_stride}"
+            )
         n_t = model.n_tendons
         n = 3 + (n_t if length_control else 0)
         self._n_t = n_t
@@ -263,8 +325,72 @@ class ObserverLoop:
         )
         self._info = np.empty(2)
         self._cold = True
+        #: The arc lengths [m] of the rows of the shape `step` returns.
+        self.node_s = model.node_s
+        if self.tip_only:
+            self._build_tip()
         if state is not None:
             self._load_state(state)
+
+    def _build_tip(self) -> None:
+        """`tip_only`'s predictor grid and its problem tuple (built once: the kept nodes are
+        those `_coarse_keep` keeps under zero and under unit loads of every input the loop
+        takes, so the loads between them are exact for any of them)."""
+        model, c, w = self.model, self._const, self._work
+        stride = self.gains.predictor_stride
+        kept: set[int] = set()
+        for unit in (0.0, 1.0):
+            ones = np.full(3, unit)
+            inp = check_inputs(
+                model, tip_force=ones, tip_moment=ones, distributed_force=ones, gravity=ones
+            )
+            pb = _problem(model, inp)
+            keep_all = np.empty(model.n_nodes, dtype=np.int64)
+            n_keep = _coarse_keep(stride, pb.geo, pb.ld, keep_all)
+            kept.update(keep_all[:n_keep].tolist())
+        keep = np.array(sorted(kept), dtype=np.int64)
+        n_keep = keep.shape[0]
+        geo, ld = c[2], c[18][4]
+        # The fixed parts (geometry, node moments, tension profile, dipoles) once.
+        ns_c, seg_c = np.empty(n_keep), np.empty(n_keep - 1, dtype=np.int64)
+        Ne_c, q_c = np.zeros((n_keep - 1, 3)), np.zeros((n_keep - 1, 3))
+        nm_c, nd_c = np.empty((n_keep, 3)), np.empty((n_keep, 3))
+        ts_c = np.empty((n_keep - 1, model.n_tendons))
+        _coarse_fill(keep, geo, ld, ns_c, seg_c, Ne_c, q_c, nm_c, ts_c, nd_c)
+        mag = ld[4]
+        M_tip = np.zeros(3)
+        self._keep = keep
+        self._tip_work = (Ne_c, q_c, M_tip, np.zeros(3))
+        self.node_s = ns_c
+        self._tip_problem = (
+            False,
+            self._u[0],
+            c[1],
+            (ns_c, seg_c, geo[2], geo[3], geo[4]),
+            (Ne_c, q_c, nm_c, ts_c, (mag[0], nd_c, mag[2], mag[3])),
+            (M_tip, w[3], c[7], c[9], c[10]),
+        )
+        n, n_t = self._n, self._n_t
+        # The predictor grid's carried shape, and the unused defect (the shift does its work).
+        self._st = (*self._st[:3], np.zeros((n_keep, 3)), self._st[4], np.zeros(n))
+        self._tip_defect = np.zeros(n)
+        #: Full-grid minus predictor-grid state at the kept nodes at the last refresh.
+        self._dY = np.zeros((n_keep, 15 + n_t))
+        self._full = (
+            np.empty((model.n_nodes, 15 + n_t)),
+            np.empty((model.n_nodes, 6)),
+            np.empty(15 + n_t),
+            np.empty(n),
+        )
+        self._since_refresh = self.defect_every
+
+    def reset(self, state: ObserverState | None = None) -> None:
+        """Continue from `state` (None: a cold start at the next step, as `observer_update`
+        with state None). ValueError for a state with another number of unknowns."""
+        if state is None:
+            self._cold = True
+            return
+        self._load_state(state)
 
     def _load_state(self, state: ObserverState) -> None:
         if state.x_scaled.shape != (self._n,):
@@ -274,6 +400,12 @@ class ObserverLoop:
         xs, P, flags, positions, load_moment, defect = self._st
         xs[:] = state.x_scaled
         P[:, :] = state.P
+        self._cold = False
+        if self.tip_only:
+            # A shape on another grid: no prediction at the next step, and a defect refresh.
+            flags[:] = 0
+            self._since_refresh = self.defect_every
+            return
         has_prev = state.positions is not None and state.load_moment is not None
         flags[0] = 1 if has_prev else 0
         if has_prev:
@@ -290,6 +422,9 @@ class ObserverLoop:
         if self._cold:
             return None
         xs, P, flags, positions, load_moment, defect = self._st
+        if self.tip_only:
+            # The carried shape lies on the predictor grid: the unknowns and covariance only.
+            return ObserverState(xs.copy(), P.copy(), self.gains)
         has_prev = bool(flags[0])
         return ObserverState(
             xs.copy(),
@@ -325,7 +460,8 @@ class ObserverLoop:
     ) -> tuple[np.ndarray, np.ndarray, float, bool]:
         """One observer call (as `observer_update`) with this sample's inputs.
 
-        Returns (Y (n_nodes, 15 + n_t) the zero-lag shape and state (positions Y[:, :3] [m]),
+        Returns (Y (n_nodes, 15 + n_t) the zero-lag shape and state (positions Y[:, :3] [m];
+        with `tip_only` (len(node_s), 15 + n_t) at the predictor grid's nodes `node_s`),
         tensions (n_t,) [N], scaled boundary residual, ok). ValueError naming the field for
         an input of the wrong shape, a non-finite value, a negative tension, a length <= 0,
         or the other control's input given."""
@@ -346,6 +482,8 @@ class ObserverLoop:
         self._write(g, "gravity", gravity)
         if self._cold:
             return self._cold_step()
+        if self.tip_only:
+            return self._tip_step()
         Y = np.empty((self.model.n_nodes, 15 + self._n_t))
         X = np.empty((self.model.n_nodes, 6))
         tau = np.empty(self._n_t)
@@ -389,4 +527,87 @@ class ObserverLoop:
             self.model, inp, None, self.gains, self.zero_lag, self.rtol
         )
         self._load_state(new_state)
+        if self.tip_only:
+            # The full grid's shape at the predictor grid's nodes (`step`'s rows).
+            return Y[self._keep], tau, res, ok
         return Y, tau, res, ok
+
+    def _tip_step(self) -> tuple[np.ndarray, np.ndarray, float, bool]:
+        """One `tip_only` step: the observer on the predictor grid (`_observer_steps` with
+        its problem), then, every `defect_every` steps, one full-grid plain integration at
+        the new estimate that refreshes the tip-moment defect."""
+        n_keep = self._keep.shape[0]
+        Y = np.empty((n_keep, 15 + self._n_t))
+        X = np.empty((n_keep, 6))
+        tau = np.empty(self._n_t)
+        info = self._info
+        c, w, st = self._const, self._work, self._st
+        if not _tip_prepare(c, w, self._u, st, self._keep, self._tip_work, info):
+            self._reject()
+        xs, P, flags, positions, load_moment, _ = st
+        defect = self._tip_defect
+        _observer_steps(
+            w[4],
+            c[11],
+            P,
+            bool(flags[0]),
+            positions,
+            load_moment,
+            self._tip_problem,
+            self.node_s,
+            c[12],
+            c[13],
+            c[14],
+            c[15],
+            True,
+            1,
+            defect,
+            Y,
+            X,
+            xs,
+            P,
+            tau,
+            load_moment,
+            w[5],
+            info,
+        )
+        _loop_finish(w, st, Y, info)
+        if info[0] != 0.0:
+            # A failed integration: the next successful step refreshes the defect.
+            self._since_refresh = self.defect_every
+            return Y, self._u[0].copy(), math.inf, False
+        self._since_refresh += 1
+        if self._since_refresh >= self.defect_every:
+            Yf, Xf, z, r = self._full
+            pb = c[18]
+            x = xs * c[11]
+            if _plain_residual(x, pb[0], pb[1], pb[2], pb[3], pb[4], pb[5], Yf, Xf, z, r):
+                # Full-grid minus predictor-grid state at the kept nodes, at the same unknowns
+                # and loads: its end moment shifts the residual, all of it the shape.
+                Y_full = Yf[self._keep]
+                np.subtract(Y_full, Y, out=self._dY)
+                self._tip_work[3][:] = self._dY[-1, 12:15]
+                self._since_refresh = 0
+                return Y_full, tau, float(info[1]), True
+        Y += self._dY
+        return Y, tau, float(info[1]), True
+
+    def shape(self) -> np.ndarray:
+        """The full grid's shape and state Y (n_nodes, 15 + n_t) (positions Y[:, :3] [m]) at
+        the current estimate under the last step's loads: one plain integration, on request
+        (with `tip_only`; without it `step` returns it). ValueError before the first step or
+        when the integration fails."""
+        if self._cold:
+            raise ValueError("shape() needs a step first (the loop has no estimate yet)")
+        n_t = self._n_t
+        Y = np.empty((self.model.n_nodes, 15 + n_t))
+        X = np.empty((self.model.n_nodes, 6))
+        z, r = np.empty(15 + n_t), np.empty(self._n)
+        c, w = self._const, self._work
+        # The last step's loads (its inputs are still in the buffers) and unknowns x.
+        if not _loop_prepare(c, w, self._u, self._st, self._info):
+            raise ValueError("shape(): the last step's inputs were rejected; step again first")
+        pb = c[18]
+        if not _plain_residual(w[4], pb[0], pb[1], pb[2], pb[3], pb[4], pb[5], Y, X, z, r):
+            raise ValueError("shape(): the integration at the current estimate failed")
+        return Y

@@ -23,6 +23,7 @@ from softrod.description import RobotSpec
 from softrod.rods import (
     DEFAULT_RTOL,
     ObserverGains,
+    ObserverLoop,
     ObserverState,
     RodModel,
     StaticResult,
@@ -55,6 +56,11 @@ _INPUT_KEYS = (
 _INPUT_SET = frozenset(_INPUT_KEYS)
 #: Inputs whose constant value is a matrix: a time series of them has 3 dimensions.
 _MATRIX_INPUTS = frozenset({"base_rotation", "field_gradient"})
+#: Inputs `ObserverLoop` takes (the observer's fast path); a step with any other input given
+#: (pressures, moments, a field, a moving base, extensions) runs `observer_update`.
+_LOOP_INPUTS = frozenset(
+    {"tensions", "lengths", "tip_force", "tip_moment", "distributed_force", "gravity"}
+)
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,13 @@ class QuasiStaticSim:
     gains : observer gains (default `ObserverGains(dt=dt)`).
     record_shape : keep the whole backbone per step (else only the tip).
 
+    The observer runs through `softrod.rods.ObserverLoop` (buffers built once, no per-step
+    input assembly in Python) on every step whose inputs it takes: tensions or lengths, tip
+    force and moment, distributed force and gravity, on a robot with straight routing and
+    without chambers or moment actuators, its base and extensions not moved; other steps
+    run `observer_update`, and the observer state passes between the two. The answers are
+    `observer_update`'s to the last bit either way (tests/test_observer_fast.py).
+
     Example
     -------
     >>> robot = softrod.load_robot("examples/robots/tdcr3.yaml")  # doctest: +SKIP
@@ -198,13 +211,32 @@ class QuasiStaticSim:
         """Forget the warm start / observer state; time back to 0."""
         self.t = 0.0
         self._prev: StaticResult | None = None
-        self._obs: ObserverState | None = None
+        #: The observer state when `_loop` does not hold it (`_obs` reads whichever does).
+        self._obs_state: ObserverState | None = None
+        #: The observer's fast path for this model and gains (None: not built yet / refused).
+        self._loop: ObserverLoop | None = None
+        #: Whether `_loop` holds the current observer state.
+        self._loop_live = False
+        #: (gains, length control) for which `ObserverLoop` refused this model.
+        self._loop_refused: set[tuple[ObserverGains, bool]] = set()
         #: The last step's tip in its base frame [m] (the step rule's reference).
         self._tip: np.ndarray | None = None
         #: The last StaticResult of an observer step under a field gradient (or a re-solve).
         self._last: StaticResult | None = None
         #: What the last step reports beyond its outputs ("" when it converged plainly).
         self.message = ""
+
+    @property
+    def _obs(self) -> ObserverState | None:
+        """The observer state now (the fast loop's, when it holds it)."""
+        if self._loop_live and self._loop is not None:
+            return self._loop.state
+        return self._obs_state
+
+    @_obs.setter
+    def _obs(self, state: ObserverState | None) -> None:
+        self._obs_state = state
+        self._loop_live = False
 
     def step(self, **inputs: Any) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
         """Advance one step with this instant's inputs.
@@ -225,6 +257,10 @@ class QuasiStaticSim:
             raise ValueError(
                 f"unknown input {sorted(unknown)[0]!r}; expected one of {list(_INPUT_KEYS)}"
             )
+        if self.method == "observer":
+            fast = self._fast_step(inputs)
+            if fast is not None:
+                return fast
         rot = inputs.pop("base_rotation", None)
         quat = inputs.pop("base_quaternion", None)
         if quat is not None:
@@ -249,6 +285,80 @@ class QuasiStaticSim:
             out = self._observer_step(model, inputs)
         # The tip in the base frame (a moving base moves it without any bending).
         local = (out[0] - model.base_position) @ model.base_rotation
+        self._tip = local if math.isfinite(local.sum()) else None
+        self.t += self.dt
+        return out
+
+    def _fast_loop(self, inputs: dict[str, Any]) -> ObserverLoop | None:
+        """The `ObserverLoop` for this step's inputs, holding the current observer state; None
+        where the step needs `observer_update` (an input the loop does not take, a robot it
+        refuses, tensions and lengths both given)."""
+        if not _LOOP_INPUTS.issuperset(inputs):
+            return None
+        lengths = inputs.get("lengths") is not None
+        if lengths and inputs.get("tensions") is not None:
+            return None
+        loop = self._loop
+        if loop is None or loop.gains is not self.gains or loop.length_control != lengths:
+            if (self.gains, lengths) in self._loop_refused:
+                return None
+            state = self._obs
+            try:
+                loop = ObserverLoop(self.model, self.gains, length_control=lengths)
+            except ValueError:
+                # A robot the loop does not take (or a length law without stiffness): the
+                # general path, which names the problem where there is one.
+                self._loop_refused.add((self.gains, lengths))
+                return None
+            self._loop = loop
+            self._obs = state
+        if not self._loop_live:
+            try:
+                loop.reset(self._obs_state)
+            except ValueError:
+                return None
+            self._loop_live = True
+        return loop
+
+    def _fast_step(
+        self, inputs: dict[str, Any]
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool] | None:
+        """One observer step through `ObserverLoop` (the same answers as `_observer_step`);
+        None where the step needs the general path (then nothing has changed)."""
+        loop = self._fast_loop(inputs)
+        if loop is None:
+            return None
+        try:
+            Y, tau, res, ok = loop.step(**inputs)
+        except ValueError:
+            # A bad input (the state is untouched): the general path raises check_inputs'
+            # error for it, or, for an input the loop is stricter about, runs the step.
+            return None
+        self.message = ""
+        model = self.model
+        if not ok:
+            self._obs = None
+            self.message = "observer update failed: the integration produced non-finite values"
+        tip = Y[-1, :3].copy()
+        # The tip in the base frame (the step rule's reference and the next step's).
+        local = (tip - model.base_position) @ model.base_rotation
+        move = 0.0
+        if self._tip is not None and ok:
+            d = local - self._tip
+            move = math.sqrt(d @ d)
+        if move > self.gains.max_tip_move * model.total_length:
+            # A branch jump: `_observer_step`'s re-solve (the loop's state is dropped).
+            self._obs = None
+            out = self._resolve_jump(model, dict(inputs), move)
+            local = (out[0] - model.base_position) @ model.base_rotation
+        else:
+            out = (
+                tip,
+                Y[:, :3].copy() if self.record_shape else None,
+                tau,
+                res,
+                ok and res <= self.rtol,
+            )
         self._tip = local if math.isfinite(local.sum()) else None
         self.t += self.dt
         return out
@@ -279,8 +389,14 @@ class QuasiStaticSim:
                 res,
                 ok and res <= self.rtol,
             )
-        # A branch jump: the equilibrium reached gradually from rest (branch-safe shooting),
-        # and the observer restarts from it.
+        return self._resolve_jump(model, inputs, move)
+
+    def _resolve_jump(
+        self, model: RodModel, inputs: dict[str, Any], move: float
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
+        """A branch jump: the equilibrium reached gradually from rest (branch-safe shooting),
+        and the observer restarts from it."""
+        bound = self.gains.max_tip_move * model.total_length
         sol = solve_static(model, rtol=self.rtol, **inputs)
         what = (
             f"t = {self.t:.6g} s: the observer's tip moved {1e3 * move:.1f} mm in one step, "
