@@ -164,7 +164,7 @@ def test_train_refuses_an_existing_run_directory(tmp_path, capsys):
     run.mkdir()
     (run / "model.zip").write_bytes(b"an earlier run")
     assert main(["train", "Reach-v0", "--steps", "10", "-o", str(run)]) == 2
-    _one_line_error(capsys, "--overwrite")
+    _one_line_error(capsys, "pass --overwrite to replace it, or another --out")
     assert (run / "model.zip").read_bytes() == b"an earlier run"
 
 

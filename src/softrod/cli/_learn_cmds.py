@@ -69,7 +69,9 @@ def _prepare_run_dir(run: Path, *, overwrite: bool, resume: Path | None) -> None
             raise CliError(f"--overwrite would delete the --resume checkpoint {resume}")
         shutil.rmtree(run)
     elif not inside:
-        raise CliError(f"run directory {run} exists; pass --overwrite to replace it, or --out")
+        raise CliError(
+            f"run directory {run} exists; pass --overwrite to replace it, or another --out"
+        )
 
 
 def _print_summary(summary: dict[str, Any], as_json: bool) -> None:
