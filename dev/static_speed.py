@@ -94,6 +94,10 @@ def _phase_timers() -> tuple[dict[str, float], Callable[[], None]]:
     wrap(static, "stable_equilibrium", "stability test")
     wrap(shooting, "_newton", "Newton kernel (_newton)")
     wrap(shooting, "_final_with_maps", "last evaluation with the maps")
+    # Since s12-static19 one compiled call: Newton, its last evaluation with the maps and the
+    # estimate's coarse integration; the estimate's Python is its coarse problem.
+    wrap(shooting, "_newton_with_maps", "Newton + maps + estimate (kernel)")
+    wrap(shooting, "_coarse_problem", "estimate's coarse problem")
     wrap(shooting, "_coarse_tip_error", "tip error estimate")
     wrap(shooting, "_refine", "refinement")
     wrap(shooting, "_assemble", "result (_assemble)")

@@ -1,5 +1,6 @@
-"""The Newton kernel's last evaluation without
-sensitivities (docs/stability.md, "Cost of a solve")."""
+"""The Newton kernel's last evaluation without sensitivities, the Jacobian it keeps for the
+tip error estimate, and the result built without the dataclass `__init__` (docs/stability.md,
+"Cost of a solve")."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ import pytest
 from softrod.description import find_robot, load_robot
 from softrod.rods import compile_model, solve_static
 from softrod.rods._inputs import _problem, check_inputs
-from softrod.rods._static_kernels import _newton, _residual, _residual_value
+from softrod.rods._result import StaticResult, _built
+from softrod.rods._shooting import _coarse_tip_error
+from softrod.rods._static_kernels import _JACOBIAN_AT, _newton, _residual, _residual_value
+
+#: The estimate with Newton's fine-grid Jacobian against the coarse grid's own: the two
+#: Jacobians differ by O(h^4) (and by one Newton step), which moves a ~1e-9 m estimate by
+#: ~1e-5 of itself (bench: <= 2.4e-5); 1e-3 fails on a wrong row, column or scale.
+ESTIMATE_RTOL = 1e-3
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +82,67 @@ def test_shared_load_arrays_stay_constant(sms):
     consts = sms.kernel_constants
     assert not consts.zero_nodes.any() and not consts.zero_tendons.any()
     assert np.all(consts.ones == 1.0) and not any(np.any(a) for a in consts.no_field[:3])
+
+
+def test_newton_keeps_its_jacobian(sms):
+    """With a long counters array `_newton` keeps the Jacobian of its last full evaluation
+    (and the tip's sensitivities after it): that of a full evaluation near the answer."""
+    inp = check_inputs(sms, tensions=[1.5, 0.7, 0.0, 0.0], tip_force=[0.4, -0.3, -0.8])
+    pb = _problem(sms, inp, 1.0)
+    n, ny = 3, 15 + sms.n_tendons
+    Y, X = np.empty((sms.n_nodes, ny)), np.empty((sms.n_nodes, 6))
+    counters, x = np.zeros(_JACOBIAN_AT + n * (n + 3)), np.zeros(n)
+    args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, 1e-10)
+    assert _newton(x, *args, 30, Y, X, counters, 4.0) == 0
+    J, z = np.empty((n, n)), np.empty(ny * (1 + n))
+    assert _residual(x, *args[:-1], np.bool_(True), Y, X, z, np.empty(n), J)
+    kept = counters[_JACOBIAN_AT:].reshape(-1, n)
+    # The Jacobian of the iterate before the answer: equal to ~ one Newton step (~1e-5 here).
+    np.testing.assert_allclose(kept[:n], J, rtol=1e-4, atol=1e-6 * np.abs(J).max())
+    tip_sens = np.array([[z[ny * (1 + d) + a] for d in range(n)] for a in range(3)])
+    np.testing.assert_allclose(kept[n:], tip_sens, rtol=1e-4, atol=1e-6 * np.abs(tip_sens).max())
+
+
+@pytest.mark.parametrize("lengths", [False, True])
+def test_estimate_with_newtons_jacobian(sms, lengths):
+    """A solve's tip error estimate, corrected with Newton's kept Jacobian inside its last
+    kernel call (`_newton_with_maps`), equals the estimate with the coarse grid's own
+    Jacobian (`_coarse_tip_error`, three sensitivity directions) to `ESTIMATE_RTOL`, under
+    tension control (SoftManiSim, 3 unknowns) and length control (its extensible variant with
+    elastic tendons, 3 + n_t unknowns)."""
+    kw: dict = dict(tip_force=[0.4, -0.3, -0.8])
+    model = sms
+    if lengths:
+        model = compile_model(load_robot(find_robot("softmanisim_2seg_extensible")))
+        kw["tip_force"] = [0.04, -0.03, -0.08]  # single shooting on this softer robot
+        tau = np.zeros(model.n_tendons)
+        tau[:2] = [1.5, 0.7]
+        pulled = solve_static(model, tensions=tau, **kw)
+        # Shorter commands than the loaded paths: the pulled tendons stay taut.
+        kw["lengths"] = pulled.tendon_length - 1e-4 * (tau > 0.0)
+    else:
+        kw["tensions"] = [1.5, 0.7, 0.0, 0.0]
+    sol = solve_static(model, **kw)
+    # Single shooting's estimate (multiple shooting's tip_error is step doubling's).
+    assert sol.success and sol.message == "converged"
+    assert sol.tip_error is not None and sol.tip_error > 0.0
+    x = sol.base_moment
+    if lengths:
+        x = np.concatenate([x, sol.tendon_tension])
+    pb = _problem(model, sol.inputs, 1.0)
+    own = _coarse_tip_error(model, sol.inputs, x, sol.tip_position, pb)
+    assert own is not None
+    assert abs(sol.tip_error - own) <= ESTIMATE_RTOL * own
+
+
+def test_result_built_without_init_names_every_field(sms):
+    """`_built` makes the same result as the dataclass constructor and refuses a missing
+    field (a new field must be filled in by `_assemble`)."""
+    sol = solve_static(sms, tensions=[1.0, 0.0, 0.0, 0.0])
+    fields = {name: getattr(sol, name) for name in StaticResult.__dataclass_fields__}
+    copy = _built(StaticResult, frozenset(fields), fields)
+    assert copy.__dict__.keys() == fields.keys() and copy.success
+    assert all(copy.__dict__[k] is v for k, v in fields.items())
+    del fields["stable"]
+    with pytest.raises(TypeError, match="stable"):
+        _built(StaticResult, frozenset(StaticResult.__dataclass_fields__), fields)

@@ -567,7 +567,9 @@ def _load_number(model: RodModel, inp: StaticLoads, loads: _Loads | None = None)
     `loads`: `_loads_at(model, inp, 1.0)` when the caller has it already."""
     if loads is None:
         loads = _loads_at(model, inp, 1.0)
-    straight = float(np.linalg.norm(_base_moment_on_shape(model, loads, None)))
+    # |v| as np.linalg.norm computes it for a vector (sqrt of v.v), without its dispatch.
+    base = _base_moment_on_shape(model, loads, None)
+    straight = math.sqrt(base.dot(base))
     force = float(np.abs(loads.N_end).max(initial=0.0)) * model.total_length
     return max(straight, force) / model.moment_scale
 

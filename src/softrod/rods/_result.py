@@ -138,6 +138,18 @@ def _replaced(result: StaticResult, **changes: Any) -> StaticResult:
 
 
 _FIELDS = frozenset(StaticResult.__dataclass_fields__)
+_WARM_FIELDS = frozenset(WarmStart.__dataclass_fields__)
+
+
+def _built(cls: type[Any], names: frozenset[str], fields: dict[str, Any]) -> Any:
+    """`cls(**fields)` for a frozen dataclass given every one of its field `names`, without
+    the generated `__init__` (one `object.__setattr__` per field: ~4 us for a result, on
+    every solve). The same object; a missing or unknown name is a TypeError."""
+    if fields.keys() != names:
+        raise TypeError(f"{cls.__name__} fields {sorted(fields.keys() ^ names)} missing or unknown")
+    new = object.__new__(cls)
+    new.__dict__.update(fields)
+    return new
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,7 +229,13 @@ def _assemble(
         moment,
     )
     lengths = Y[-1, 15 : 15 + n_t].copy()
-    return StaticResult(
+    warm = dict(
+        total_moment=Y[:, 12:15].copy(),
+        load_moments=_distal_moments(model, loads, positions),
+        balanced_loads=balanced_loads,
+        observer=observer,
+    )
+    fields = dict(
         method=method,
         success=status == 0,
         status=status,
@@ -237,11 +255,8 @@ def _assemble(
         base_moment=Y[0, 12:15].copy(),
         load_scale=float(load_scale),
         inputs=inputs,
-        warm=WarmStart(
-            total_moment=Y[:, 12:15].copy(),
-            load_moments=_distal_moments(model, loads, positions),
-            balanced_loads=balanced_loads,
-            observer=observer,
-        ),
+        warm=_built(WarmStart, _WARM_FIELDS, warm),
         tip_error=tip_error,
+        stable=None,
     )
+    return _built(StaticResult, _FIELDS, fields)

@@ -4,9 +4,11 @@ shooting for heavy loads (ALGORITHMS.md; `_multishoot` holds the multiple-shooti
 from __future__ import annotations
 
 import dataclasses
+import math
 import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -35,12 +37,14 @@ from softrod.rods._stability_kernels import _interval_maps
 from softrod.rods._static_kernels import (
     _DEFERRED,
     _FIRST_STEP_ANGLE,
+    _JACOBIAN_AT,
     _MAX_TIP_DEVIATION,
     _MAX_TIP_MOVE,
     _STEP_RTOL,
     _newton,
     _next_load_step,
     _residual,
+    _residual_value,
     _tip_step_use,
 )
 
@@ -613,6 +617,39 @@ def _corrected_tip(x, length_mode, tau_fixed, base, geo, ld, bc, tip_out):
     return np.isfinite(tip_out[0]) and np.isfinite(tip_out[1]) and np.isfinite(tip_out[2])
 
 
+# Inlined into `_newton_with_maps` (not a kernel of its own): each compiled function that
+# calls the integrator costs ~7 s of compilation on a cold cache.
+@njit(inline="always")
+def _tip_corrected_by(x, length_mode, tau_fixed, base, geo, ld, bc, jac, tip_out):
+    """`_corrected_tip` with a given Jacobian: the IVP from x without sensitivity directions,
+    corrected by one Newton step whose Jacobian and tip sensitivities are `jac`'s (`_newton`'s
+    counters with the kept Jacobian, `_JACOBIAN_AT`: those of the solve's grid, equal to this
+    grid's to O(h^4)). Returns False on a failed integration or a singular Jacobian."""
+    n = x.shape[0]
+    ny = 15 + tau_fixed.shape[0]
+    z = np.empty(ny)
+    r = np.empty(n)
+    Y = np.empty((1, ny))
+    X = np.empty((1, 6))
+    store = np.bool_(False)  # not the literal: one compiled `_residual_value` for both values
+    if not _residual_value(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y, X, z, r):
+        return False
+    J = np.empty((n, n))
+    for a in range(n):
+        for d in range(n):
+            J[a, d] = jac[_JACOBIAN_AT + a * n + d]
+    cond = np.linalg.cond(J)
+    if not cond < 1e14:
+        return False
+    dx = np.linalg.solve(J, -r)
+    o = _JACOBIAN_AT + n * n
+    for a in range(3):
+        tip_out[a] = z[a]
+        for d in range(n):
+            tip_out[a] += jac[o + a * n + d] * dx[d]
+    return np.isfinite(tip_out[0]) and np.isfinite(tip_out[1]) and np.isfinite(tip_out[2])
+
+
 #: Coarse grids of each model (by coarse model key: the nodes point loads sit on), with the
 #: fine node index of every coarse node and the error ratio (dropped with the model).
 _COARSE_MODELS: weakref.WeakKeyDictionary[
@@ -653,16 +690,12 @@ def _coarse_model(model: RodModel, pinned: tuple[int, ...]) -> tuple[RodModel, n
     return known[pinned]
 
 
-def _coarse_tip_error(
-    model: RodModel, inp: StaticLoads, x: np.ndarray, tip_solved: np.ndarray, pb: _Problem
-) -> float | None:
-    """Estimated tip error [m] of a converged single-shooting solve (unknowns x, the `_newton`
-    layout; its tip `tip_solved` (3,) [m]), at the cost of one integration (Richardson): the
-    same problem on a grid of twice the step (`_coarse_model`), integrated from the converged
-    unknowns and corrected by one Newton step to meet its boundary conditions, lands `ratio`
-    times further from the exact tip (RK4: 16 for a halved step), so the solve's error is the
-    tip difference over (ratio - 1). None where the coarse grid is hardly coarser (every step
-    ends at a disk) or its problem fails: the caller then solves on finer grids (`_refine`)."""
+def _coarse_problem(
+    model: RodModel, inp: StaticLoads, pb: _Problem
+) -> tuple[tuple[Any, ...], tuple[Any, ...], float] | None:
+    """The tip error estimate's problem on the grid of twice the step (`_coarse_model`): its
+    kernel geometry, its load arrays (the fine grid's at the coarse steps) and the ratio of the
+    RK4 error sums; None where the coarse grid is hardly coarser (every step ends at a disk)."""
     ld = pb.ld
     pinned: tuple[int, ...] = ()
     if inp.point_loads:
@@ -685,20 +718,38 @@ def _coarse_tip_error(
         coarse_c.ones if ld[3] is fine_c.ones else ld[3][idx[:-1]],
         coarse_c.no_field if mag is fine_c.no_field else (mag[0], mag[1][idx], mag[2], mag[3]),
     )
-    tip = np.empty(3)
-    ok = _corrected_tip(
-        np.ascontiguousarray(x, dtype=float),
-        pb.length_mode,
-        pb.tau_fixed,
-        pb.base,
-        coarse.kernel_geometry,
-        ld_c,
-        pb.bc,
-        tip,
-    )
-    if not ok:
+    return coarse.kernel_geometry, ld_c, ratio
+
+
+def _coarse_tip_error(
+    model: RodModel, inp: StaticLoads, x: np.ndarray, tip_solved: np.ndarray, pb: _Problem
+) -> float | None:
+    """Estimated tip error [m] of a converged single-shooting solve (unknowns x, the `_newton`
+    layout; its tip `tip_solved` (3,) [m]), at the cost of one integration (Richardson): the
+    same problem on a grid of twice the step (`_coarse_problem`), integrated from the converged
+    unknowns and corrected by one Newton step to meet its boundary conditions, lands `ratio`
+    times further from the exact tip (RK4: 16 for a halved step), so the solve's error is the
+    tip difference over (ratio - 1). None where the coarse grid is hardly coarser (every step
+    ends at a disk) or its problem fails: the caller then solves on finer grids (`_refine`).
+    This form integrates the coarse grid with its own three sensitivity directions for the
+    correction; a solve of the target loads does it inside `_newton_with_maps` with Newton's
+    last Jacobian instead (`_tip_corrected_by`, no directions)."""
+    found = _coarse_problem(model, inp, pb)
+    if found is None:
         return None
-    return float(np.linalg.norm(tip - tip_solved)) / (ratio - 1.0)
+    geo_c, ld_c, ratio = found
+    tip = np.empty(3)
+    x = np.ascontiguousarray(x, dtype=float)
+    if not _corrected_tip(x, pb.length_mode, pb.tau_fixed, pb.base, geo_c, ld_c, pb.bc, tip):
+        return None
+    return _richardson(tip, tip_solved, ratio)
+
+
+def _richardson(tip_coarse: np.ndarray, tip_solved: np.ndarray, ratio: float) -> float:
+    """The solve's tip error [m] from the coarse grid's tip: |difference| / (ratio - 1)
+    (|d| as np.linalg.norm computes it, sqrt of d.d, without its dispatch)."""
+    d = tip_coarse - tip_solved
+    return math.sqrt(d.dot(d)) / (ratio - 1.0)
 
 
 #: (model, inputs, kernel problem) of the last converged single-shooting solve: the stability
@@ -764,35 +815,83 @@ def recorded_maps(result: StaticResult) -> tuple[np.ndarray, np.ndarray] | None:
     return entry[2], entry[3]
 
 
-def _final_with_maps(
-    x: np.ndarray,
-    pb: _Problem,
-    Y: np.ndarray,
-    X: np.ndarray,
-    counters: np.ndarray,
-    rtol: float,
-) -> tuple[bool, tuple[np.ndarray, np.ndarray] | None]:
-    """Evaluate Newton's predicted-converged iterate x (status `_DEFERRED`; Y still holds the
-    iterate before) with the stability test's maps: the IVP chained through the checkpoints of
-    the iterate before (`_interval_maps` with chain), each interval restarting the six Jacobi
-    directions. Returns (converged, (maps, nodes) or None): the maps only when the checkpoints
-    of the new states are the same (else the test integrates its own)."""
-    n_nodes = Y.shape[0]
-    nodes = np.empty(n_nodes, dtype=np.int64)
-    maps = np.empty((n_nodes - 1, 6, 6))
+@njit(cache=True)
+def _newton_with_maps(
+    x,
+    length_mode,
+    tau_fixed,
+    base,
+    geo,
+    ld,
+    bc,
+    tol,
+    iters,
+    Y,
+    X,
+    counters,
+    bound,
+    nodes,
+    maps,
+    geo_c,
+    ld_c,
+    estimate,
+    tip_out,
+):
+    """`_newton_maps`, then, when `estimate` and Newton converged, the tip error estimate's
+    corrected coarse tip into tip_out (3,) [m] (`_tip_corrected_by` on the coarse problem
+    geo_c, ld_c of `_coarse_problem`, with Newton's kept Jacobian: counters must hold it,
+    `_JACOBIAN_AT`). Returns (status, m, whether tip_out was filled). One compiled call for
+    Newton, its last evaluation with the maps and the estimate: the Python between them cost
+    ~20 us a solve, and one kernel is one compilation (~7 s on a cold cache)."""
+    st, m = _newton_maps(
+        x, length_mode, tau_fixed, base, geo, ld, bc, tol, iters, Y, X, counters, bound, nodes, maps
+    )
+    ok = False
+    if st == 0 and estimate:
+        ok = _tip_corrected_by(x, length_mode, tau_fixed, base, geo_c, ld_c, bc, counters, tip_out)
+    return st, m, ok
+
+
+# Inlined into `_newton_with_maps`, as `_tip_corrected_by`.
+@njit(inline="always")
+def _newton_maps(
+    x, length_mode, tau_fixed, base, geo, ld, bc, tol, iters, Y, X, counters, bound, nodes, maps
+):
+    """`_newton` (arguments as there) followed, when it leaves a predicted-converged iterate
+    (status `_DEFERRED`, asked for by counters[3]), by that iterate's one evaluation with the
+    stability test's maps: the IVP chained through the checkpoints of the iterate before
+    (`_interval_maps` with chain), each interval restarting the six Jacobi directions. Where the
+    prediction misses (or the IVP fails), Newton goes on from the iterate before with the
+    iterations left. One compiled call: the Python between the two kernels cost ~10 us a solve.
+
+    nodes (n_nodes,), maps (n_nodes - 1, 6, 6): work arrays. Returns (status, m): m > 0 when the
+    maps were built (maps[:m - 1] across the checkpoints nodes[:m]); 0 when the new states give
+    other checkpoints (the test then integrates its own); -1 when none were built."""
+    nit = counters[0]
+    st = _newton(x, length_mode, tau_fixed, base, geo, ld, bc, tol, iters, Y, X, counters, bound)
+    if st != _DEFERRED:
+        return st, -1
+    x_before = Y[0, 12:15].copy()
     Y[0, 12:15] = x[:3]
-    m = _interval_maps(Y, pb.tau_fixed, pb.geo, pb.ld, nodes, maps, np.bool_(True), X)
+    m = _interval_maps(Y, tau_fixed, geo, ld, nodes, maps, np.bool_(True), X)
     counters[1] += 1
-    if m < 0:
-        return False, None
-    norm = float(np.max(np.abs(Y[-1, 12:15] - pb.bc[0]))) / pb.bc[3]
-    if not (norm <= rtol and norm < counters[2]):
-        return False, None
-    counters[0] += 1
-    counters[2] = norm
-    if m == 0:  # the new states give other checkpoints: the test integrates its own
-        return True, None
-    return True, (maps[: m - 1], nodes[:m])
+    if m >= 0:
+        M_tip = bc[0]
+        last = Y.shape[0] - 1
+        norm = 0.0
+        for a in range(3):
+            norm = max(norm, abs(Y[last, 12 + a] - M_tip[a]))
+        norm /= bc[3]
+        if norm <= tol and norm < counters[2]:
+            counters[0] += 1
+            counters[2] = norm
+            return 0, m
+    # The prediction missed (or the IVP failed): Newton on from the iterate before.
+    x[:3] = x_before
+    counters[3] = 0.0
+    left = max(iters - np.int64(counters[0] - nit), 0)
+    st = _newton(x, length_mode, tau_fixed, base, geo, ld, bc, tol, left, Y, X, counters, bound)
+    return st, -1
 
 
 def _blend_is_target(inp: StaticLoads) -> bool:
@@ -825,16 +924,25 @@ def _solve_once(
     n_unk = 3 + (n_t if length_mode else 0)
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
-    # [nit, nfev, residual, defer]: `_newton` leaves a predicted-converged iterate of the
-    # target to `_final_with_maps` when defer is set.
-    counters = np.zeros(4)
+    # [nit, nfev, residual, defer, Jacobian, tip sensitivities]: with defer set, `_newton`
+    # leaves a predicted-converged iterate of the target to its evaluation with the maps
+    # (`_newton_with_maps`); its last Jacobian goes to the estimate (`_coarse_tip_error`).
+    counters = np.zeros(_JACOBIAN_AT + n_unk * (n_unk + 3))
     defer = _RECORD_MAPS.get() and not length_mode and not model.is_routed
     maps: list[tuple[np.ndarray, np.ndarray] | None] = [None]
+    # Work arrays of the last evaluation with the stability test's maps (`_newton_with_maps`).
+    map_nodes = np.empty(model.n_nodes, dtype=np.int64)
+    map_work = np.empty((model.n_nodes - 1, 6, 6))
 
     last: list[_Problem] = []
     # The kernel problem of the target loads, built once (the predictor, the load number, the
     # direct solve and the result all read it).
     pb_inp = _problem(model, inp, 1.0)
+    # The estimate's coarse problem (`_coarse_problem`); its corrected tip comes out of the
+    # target's Newton call (`_newton_with_maps`), `estimated` says whether the last one made it.
+    coarse = _coarse_problem(model, inp, pb_inp) if estimate else None
+    tip_coarse = np.empty(3)
+    estimated = [False]
 
     def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float, tol: float = rtol) -> int:
         pb = pb_inp if target is inp else _problem(model, target, 1.0)
@@ -842,20 +950,17 @@ def _solve_once(
         maps[0] = None
         # Only the target's final evaluation is the answer the stability test reads.
         counters[3] = 1.0 if defer and target is inp else 0.0
-        nit = counters[0]
-        args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, tol)
-        st = int(_newton(x, *args, iters, Y, X, counters, bound))
-        if st == _DEFERRED:
-            x_before = Y[0, 12:15].copy()
-            done, maps[0] = _final_with_maps(x, pb, Y, X, counters, tol)
-            if done:
-                return 0
-            # The prediction missed (or the IVP failed): Newton on from the iterate before.
-            x[:3] = x_before
-            counters[3] = 0.0
-            left = max(iters - int(counters[0] - nit), 0)
-            st = int(_newton(x, *args, left, Y, X, counters, bound))
-        return st
+        args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, tol, iters)
+        # The estimate is of the target's answer: asked for in the target's runs only.
+        want = coarse is not None and pb is pb_inp
+        geo_c, ld_c = (coarse[0], coarse[1]) if coarse is not None and want else (pb.geo, pb.ld)
+        st, m, ok = _newton_with_maps(
+            x, *args, Y, X, counters, bound, map_nodes, map_work, geo_c, ld_c, want, tip_coarse
+        )
+        if m > 0:
+            maps[0] = (map_work[: m - 1], map_nodes[:m])
+        estimated[0] = bool(want and ok)
+        return int(st)
 
     def follow(
         start: StaticLoads, x_start: np.ndarray, dmu: float
@@ -999,7 +1104,12 @@ def _solve_once(
         message = "converged"
         if last:
             _LAST_PROBLEM[:] = [(model, inp, last[0])]
-            if estimate:
+            if estimate and last[0] is pb_inp:
+                # Computed in the target's Newton call (None where the coarse grid is hardly
+                # coarser or its corrected integration failed).
+                if coarse is not None and estimated[0]:
+                    tip_error = _richardson(tip_coarse, Y[-1, 0:3], coarse[2])
+            elif estimate:
                 tip_error = _coarse_tip_error(model, inp, x, Y[-1, 0:3], last[0])
     else:
         maps[0] = None

@@ -759,7 +759,11 @@ def _newton(
     """Damped Newton shooting on x (in place). counters: [nit, nfev, final residual norm], or
     with a fourth entry != 0 the caller evaluates a predicted-converged iterate itself (status
     `_DEFERRED`: x is moved there, not evaluated, and Y_out still describes the iterate before;
-    `_shooting` then integrates it once with the stability test's maps).
+    `_shooting` then integrates it once with the stability test's maps). With n (n + 3) more
+    entries (`_JACOBIAN_AT`), counters also receives the last Jacobian Newton computed, of the
+    final x or of the iterate before it: J (n, n) row-major, then the tip's sensitivities
+    d p(L) / dx (3, n) row-major (the tip error estimate's boundary correction reads them;
+    the same float array, so the kernel's signature and its other callers are unchanged).
 
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
     2 line search stalled, 3 non-finite state, 8 (`_DEFERRED`) see above.
@@ -786,7 +790,11 @@ def _newton(
     norm = np.max(np.abs(r))
     counters[2] = norm
     norm_prev = 0.0  # the residual before the last step (none yet)
+    keep = counters.shape[0] >= _JACOBIAN_AT + n * (n + 3)
+    ny = 15 + tau_fixed.shape[0]
     for _ in range(max_iter):
+        if keep:
+            _keep_jacobian(J, z, ny, counters)
         if norm <= tol:
             return 0
         step = np.linalg.solve(J, -r)
@@ -861,7 +869,29 @@ def _newton(
                 J[a, c] = J_try[a, c]
         norm = norm_try
         counters[2] = norm
+    if keep:
+        _keep_jacobian(J, z, ny, counters)
     return 0 if norm <= tol else 1
+
+
+#: Index in `_newton`'s counters where the kept Jacobian starts (after nit, nfev, residual,
+#: defer).
+_JACOBIAN_AT = 4
+
+
+@njit(cache=True)
+def _keep_jacobian(J, z, ny, counters):
+    """Copy the residual's Jacobian J (n, n) and the tip's sensitivities d p(L) / dx (3, n)
+    from the augmented state z of the same evaluation into counters from `_JACOBIAN_AT` on."""
+    n = J.shape[0]
+    o = _JACOBIAN_AT
+    for a in range(n):
+        for d in range(n):
+            counters[o + a * n + d] = J[a, d]
+    o += n * n
+    for a in range(3):
+        for d in range(n):
+            counters[o + a * n + d] = z[ny * (1 + d) + a]
 
 
 @njit(cache=True)
