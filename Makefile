@@ -17,9 +17,10 @@ setup: $(STAMP)
 # thread), so on CI's 2 cores two processes nearly halve the wall time (docs/architecture.md has
 # the measured runs). `--dist loadfile` keeps each file on one worker: module-scoped fixtures are
 # built once and tests that rely on file order keep it. Tests must therefore not share fixed ports,
-# files outside tmp_path or a default Ray instance; numba's cache is written atomically, so two
-# workers compiling the same kernel on a cold cache is safe. `make test TEST_WORKERS=0` runs the
-# suite in one process (no xdist), e.g. to debug a failure.
+# files outside tmp_path or a default Ray instance (tests/test_sweep.py starts its own). numba
+# replaces each cache file atomically (a temporary file, then a rename): two workers compiling one
+# kernel on a cold cache write the same entry, and a worker loads what the other compiled first.
+# `make test TEST_WORKERS=0` runs the suite in one process (no xdist), e.g. to debug a failure.
 TEST_WORKERS ?= 2
 
 test: setup
