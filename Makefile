@@ -13,8 +13,19 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# Two pytest-xdist workers: every test is single-threaded (OPENBLAS_NUM_THREADS=1, one torch
+# thread), so on CI's 2 cores two processes nearly halve the wall time (docs/architecture.md has
+# the measured runs). `--dist loadfile` keeps each file on one worker: module-scoped fixtures are
+# built once and tests that rely on file order keep it. Tests must therefore not share fixed ports,
+# files outside tmp_path or a default Ray instance (tests/test_sweep.py starts its own). numba
+# replaces each cache file atomically (a temporary file, then a rename): two workers compiling one
+# kernel on a cold cache write the same entry, and a worker loads what the other compiled first.
+# `make test TEST_WORKERS=0` runs the suite in one process (no xdist), e.g. to debug a failure.
+TEST_WORKERS ?= 2
+
 test: setup
-	OPENBLAS_NUM_THREADS=1 MUJOCO_GL=egl $(PY) -m pytest -q --durations=15 tests
+	OPENBLAS_NUM_THREADS=1 MUJOCO_GL=egl $(PY) -m pytest -q --durations=15 \
+		-n $(TEST_WORKERS) --dist loadfile tests
 
 demo: setup
 	MUJOCO_GL=egl .venv/bin/softrod demo

@@ -288,7 +288,10 @@ def test_ray_backend_matches_process_backend(tmp_path):
     ray = pytest.importorskip("ray")
     spec = _small_spec(1, 6)
     run_sweep(spec, tmp_path / "p.parquet", workers=2, progress=False)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # address="local": a fresh instance of this test's own. ray.init() alone joins the cluster
+    # named in /tmp/ray/ray_current_cluster (the last `ray start` of any user of the machine);
+    # `make test` runs two workers, so other Ray clusters may be up meanwhile.
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         summary = run_sweep(spec, tmp_path / "r.parquet", backend="ray", progress=False)
     finally:
