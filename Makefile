@@ -1,7 +1,9 @@
 # softrod: one Makefile. Every target sets up .venv first when it is missing or stale.
 PY      := .venv/bin/python
 STAMP   := .venv/.installed
-EXTRAS  := mujoco,rl,learn,dist,bench,web,dev
+# `warp` too: the batched envs, the Warp statics and on-device PPO are tested on Warp's CPU device
+# (issue 16: CI needs no GPU, but it must run those tests rather than skip them).
+EXTRAS  := mujoco,rl,learn,dist,bench,web,dev,warp
 PIP     := $(PY) -m pip -q --disable-pip-version-check
 
 .PHONY: setup test demo bench lint format clean
@@ -17,9 +19,9 @@ setup: $(STAMP)
 # thread), so on CI's 2 cores two processes nearly halve the wall time (docs/architecture.md has
 # the measured runs). `--dist loadfile` keeps each file on one worker: module-scoped fixtures are
 # built once and tests that rely on file order keep it. Tests must therefore not share fixed ports,
-# files outside tmp_path or a default Ray instance (tests/test_sweep.py starts its own). numba
-# replaces each cache file atomically (a temporary file, then a rename): two workers compiling one
-# kernel on a cold cache write the same entry, and a worker loads what the other compiled first.
+# files outside tmp_path or a default Ray instance (tests/test_sweep.py starts its own). Each
+# worker keeps its own numba / Warp kernel cache under .test_caches/ (tests/conftest.py: numba's
+# cache index is rewritten without a lock, so two processes saving at once can corrupt it).
 # `make test TEST_WORKERS=0` runs the suite in one process (no xdist), e.g. to debug a failure.
 TEST_WORKERS ?= 2
 

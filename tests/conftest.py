@@ -16,6 +16,17 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 # sets it in the environment as well.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# Under pytest-xdist (`make test` runs two workers) each worker keeps its own numba and Warp
+# kernel caches: numba's cache index is read, extended and rewritten without a lock
+# (numba/core/caching.py `IndexDataCacheFile.save`), so two workers saving different signatures
+# of one kernel at the same moment can both claim data file 1 and leave the index pointing at the
+# other signature's code. Set before numba or warp is imported (this file is imported first).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER:
+    _CACHES = Path(__file__).resolve().parent.parent / ".test_caches" / _WORKER
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(_CACHES / "numba"))
+    os.environ.setdefault("WARP_CACHE_PATH", str(_CACHES / "warp"))
+
 # `reference` (the independent oracle and the inline robots) lives beside the tests; make it
 # importable however pytest was started (with or without tests/__init__.py, from any cwd).
 TESTS_DIR = Path(__file__).resolve().parent
