@@ -606,7 +606,9 @@ def _load_number(model: RodModel, inp: StaticLoads, loads: _Loads | None = None)
     # |v| as np.linalg.norm computes it for a vector (sqrt of v.v), without its dispatch.
     base = _base_moment_on_shape(model, loads, None)
     straight = math.sqrt(base.dot(base))
-    force = float(np.abs(loads.N_end).max(initial=0.0)) * model.total_length
+    # The ufunc's own reduction: `ndarray.max`'s Python wrapper was a fifth of this function.
+    force = float(np.maximum.reduce(np.abs(loads.N_end), axis=None, initial=0.0))
+    force *= model.total_length
     return max(straight, force) / model.moment_scale
 
 

@@ -222,6 +222,8 @@ def _comparable(a: StaticLoads, b: StaticLoads) -> bool:
     without building it."""
     if (a.lengths is None) != (b.lengths is None) or len(a.point_loads) != len(b.point_loads):
         return False
+    if not a.point_loads:  # the usual case, without the generator
+        return True
     return all(pa[0] == pb[0] for pa, pb in zip(a.point_loads, b.point_loads, strict=True))
 
 
