@@ -353,14 +353,10 @@ def _magnetic(
 def _loads_at(model: RodModel, inp: StaticLoads, lam: float) -> _Loads:
     n_steps = model.step_seg.shape[0]
     consts = model.kernel_constants
-    if lam == 1.0:
-        # The full load (every solve's target): the inputs' own arrays, read only below and by
-        # the kernels (1.0 x is x, value for value; four products fewer a solve).
-        gravity, f_dist = inp.gravity, inp.distributed_force
-        F_tip, M_tip = inp.tip_force, inp.tip_moment
-    else:
-        gravity, f_dist = lam * inp.gravity, lam * inp.distributed_force
-        F_tip, M_tip = lam * inp.tip_force, lam * inp.tip_moment
+    # Products even at lam = 1: fresh, contiguous, writable arrays, whatever the caller's
+    # arrays are (a read-only or strided input array would be a new kernel signature).
+    gravity, f_dist = lam * inp.gravity, lam * inp.distributed_force
+    F_tip, M_tip = lam * inp.tip_force, lam * inp.tip_moment
     node_force = np.multiply.outer(model.node_point_mass, gravity)
     # Without point loads the node moments are the model's shared zeros (kernels only read).
     node_moment = np.zeros((model.n_nodes, 3)) if inp.point_loads else consts.zero_nodes
