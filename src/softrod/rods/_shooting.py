@@ -222,6 +222,8 @@ def _comparable(a: StaticLoads, b: StaticLoads) -> bool:
     without building it."""
     if (a.lengths is None) != (b.lengths is None) or len(a.point_loads) != len(b.point_loads):
         return False
+    if not a.point_loads:  # the usual case, without the generator
+        return True
     return all(pa[0] == pb[0] for pa, pb in zip(a.point_loads, b.point_loads, strict=True))
 
 
@@ -690,6 +692,13 @@ def _coarse_model(model: RodModel, pinned: tuple[int, ...]) -> tuple[RodModel, n
     return known[pinned]
 
 
+#: Per coarse model (`_coarse_model`): its fine-grid step indices (`_coarse_problem`), built
+#: once instead of twice a solve (dropped with the model).
+_COARSE_STEPS: weakref.WeakKeyDictionary[RodModel, tuple[np.ndarray, np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _coarse_problem(
     model: RodModel, inp: StaticLoads, pb: _Problem
 ) -> tuple[tuple[Any, ...], tuple[Any, ...], float] | None:
@@ -707,15 +716,20 @@ def _coarse_problem(
     coarse, idx, ratio = _coarse_model(model, pinned)
     if ratio < _MIN_COARSE_RATIO:
         return None
+    steps = _COARSE_STEPS.get(coarse)
+    if steps is None:
+        # The fine step that ends at each coarse node, the fine node each coarse step leaves.
+        steps = _COARSE_STEPS[coarse] = (idx[1:] - 1, idx[:-1])
+    ends, starts = steps
     # The model's shared constant arrays (`RodModel.kernel_constants`) are the coarse model's
     # own on its grid: taken, not sliced.
     fine_c, coarse_c = model.kernel_constants, coarse.kernel_constants
     ld_c = (
-        ld[0][idx[1:] - 1],
-        ld[1][idx[:-1]],
+        ld[0][ends],
+        ld[1][starts],
         coarse_c.zero_nodes if ld[2] is fine_c.zero_nodes else ld[2][idx],
         # A friction profile is constant between holes: each coarse step keeps its first one's.
-        coarse_c.ones if ld[3] is fine_c.ones else ld[3][idx[:-1]],
+        coarse_c.ones if ld[3] is fine_c.ones else ld[3][starts],
         coarse_c.no_field if mag is fine_c.no_field else (mag[0], mag[1][idx], mag[2], mag[3]),
     )
     return coarse.kernel_geometry, ld_c, ratio
@@ -894,6 +908,30 @@ def _newton_maps(
     return st, -1
 
 
+#: Per model and input mode (length control or not): the unloaded inputs of a solve without
+#: point loads, pressures or a tension profile (`_zero_of`; dropped with the model).
+_ZEROS: weakref.WeakKeyDictionary[RodModel, dict[bool, StaticLoads]] = weakref.WeakKeyDictionary()
+
+
+def _zero_of(model: RodModel, inp: StaticLoads) -> StaticLoads:
+    """`_zero_inputs(model, inp)`, kept per model and input mode where it depends on nothing
+    else (no point loads, pressures or tension profile): ~9 us of a warm-started solve, which
+    reads it only (the path decisions, `_blend` and `_problem` build new arrays from it; its
+    arrays are read-only to keep it so)."""
+    if inp.point_loads or inp.pressures is not None or inp.tension_profile is not None:
+        return _zero_inputs(model, inp)
+    mode = inp.lengths is not None
+    known = _ZEROS.setdefault(model, {})
+    zero = known.get(mode)
+    if zero is None:
+        zero = _zero_inputs(model, inp)
+        for value in vars(zero).values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+        known[mode] = zero
+    return zero
+
+
 def _blend_is_target(inp: StaticLoads) -> bool:
     """Whether `_blend(a, inp, 1.0)` equals `inp` in every field: true unless `inp` holds
     what the blend drops or rebuilds (moment inputs, pressures, held gradient forces)."""
@@ -1060,7 +1098,7 @@ def _solve_once(
         K = min(_MAX_INTERVALS, intervals)
         out = _solve_multiple(model, inp, guess, K, rtol, max_iter)
         return out
-    zero = _zero_inputs(model, inp)
+    zero = _zero_of(model, inp)
     origin = start if start is not None else zero
     # How far the inputs move (external loads and tendon bending): a long path goes through
     # continuation, since Newton started far away can land on another equilibrium branch. A
