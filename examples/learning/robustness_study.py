@@ -104,9 +104,10 @@ def main() -> None:
     for label, rnd in rows:
         cells, row = [], {"label": label, "randomize": rnd, "policies": {}}
         for (pol, kwargs), name in loaded:
+            # The row's perturbation replaces whatever randomisation the policy trained with (a
+            # randomisation-trained policy's "nominal" row is the nominal robot).
             kw = dict(kwargs)
-            if rnd:
-                kw["randomize"] = rnd
+            kw["randomize"] = rnd
             t0 = time.perf_counter()
             res = evaluate(pol, env_id, episodes=args.episodes, seed=args.seed, env_kwargs=kw)
             d = res.final_distance * 1e3
