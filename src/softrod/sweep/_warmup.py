@@ -10,6 +10,14 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import numba  # noqa: E402
+
+# Importing this module imported the `softrod` package, and with it numba, which read its
+# settings then: reload them now, before any kernel runs, so the thread count above is the one
+# the workers launch. (Kernels loaded from the cache never reload the settings; a worker's
+# first compile would, find its threads launched with the old count and raise.)
+numba.config.reload_config()  # type: ignore[attr-defined]
+
 import softrod.sweep._tasks  # noqa: E402, F401  (the worker entry point)
 
 
