@@ -342,10 +342,7 @@ class QuasiStaticSim:
         tip = Y[-1, :3].copy()
         # The tip in the base frame (the step rule's reference and the next step's).
         local = (tip - model.base_position) @ model.base_rotation
-        move = 0.0
-        if self._tip is not None and ok:
-            d = local - self._tip
-            move = math.sqrt(d @ d)
+        move = self._tip_move(local, ok)
         if move > self.gains.max_tip_move * model.total_length:
             # A branch jump: `_observer_step`'s re-solve (the loop's state is dropped).
             self._obs = None
@@ -363,6 +360,15 @@ class QuasiStaticSim:
         self.t += self.dt
         return out
 
+    def _tip_move(self, local: np.ndarray, ok: bool) -> float:
+        """How far the tip moved since the last step in the base frame [m] (the step rule's
+        measure; 0 on the first step or after a failed update). local : (3,) tip in the base
+        frame."""
+        if self._tip is None or not ok:
+            return 0.0
+        d = local - self._tip
+        return math.sqrt(d @ d)
+
     def _observer_step(
         self, model: RodModel, inputs: dict[str, Any]
     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, float, bool]:
@@ -377,10 +383,7 @@ class QuasiStaticSim:
             self.message = "observer update failed: the integration produced non-finite values"
         tip = Y[-1, :3].copy()
         bound = self.gains.max_tip_move * model.total_length
-        move = 0.0
-        if self._tip is not None and ok:
-            d = (tip - model.base_position) @ model.base_rotation - self._tip
-            move = math.sqrt(d @ d)
+        move = self._tip_move((tip - model.base_position) @ model.base_rotation, ok)
         if move <= bound:
             return (
                 tip,
