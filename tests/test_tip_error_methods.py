@@ -42,7 +42,25 @@ def sms():
     return compile_model(find_robot("softmanisim"))
 
 
-@pytest.mark.parametrize("robot, loads", [("tdcr3", TDCR_LOADS), ("sms", SMS_LOADS)])
+@pytest.fixture(scope="module")
+def sms_stiff():
+    """SoftManiSim with elastic tendons (2000 N/m), for length control."""
+    d = softrod.load_robot(find_robot("softmanisim")).to_dict()
+    for seg in d["segments"]:
+        for t in seg.get("tendons", []):
+            t["stiffness"] = 2000.0
+    return compile_model(softrod.load_robot(d))
+
+
+@pytest.mark.parametrize(
+    "robot, loads",
+    [
+        ("tdcr3", TDCR_LOADS),
+        ("sms", SMS_LOADS),
+        # Length control: the tensions are unknowns of the update and of the estimate.
+        ("sms_stiff", dict(lengths=[0.0695, 0.07, 0.07, 0.07], tip_force=[0.2, 0.0, 0.0])),
+    ],
+)
 def test_observer_tip_error_tracks_the_true_error(robot, loads, request):
     model = request.getfixturevalue(robot)
     fine = softrod.solve_static(model, steps=FINE_STEPS, error_estimate=False, **loads)

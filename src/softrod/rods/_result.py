@@ -54,7 +54,8 @@ class StaticResult:
     inputs : the checked loads that were asked for (what `tip_jacobian` differentiates with
     respect to). warm : the state `guess=` reuses (None for "pcc", which has none).
     tip_error : estimated error of the tip position [m] in the method's own equations, on
-        every result of every method except failed solves and `error_estimate=False`:
+        every result (None: a failed shooting solve, an observer update whose integration
+        failed, a pcc tension solve that did not converge, `error_estimate=False`):
         "shooting", the grid's discretisation error (Richardson against a grid of twice the
         step; step doubling where that is unavailable); "observer", the update's distance
         from the grid's equilibrium (one Newton step; 0 when the residual is within rtol)

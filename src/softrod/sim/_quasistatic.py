@@ -436,7 +436,7 @@ class QuasiStaticSim:
                 guess, warm=dataclasses.replace(guess.warm, observer=self._obs)
             )
         for _ in range(self.gains.max_updates):
-            # The sim reports no tip error: its estimate (~25 % of an update) is skipped.
+            # The sim reports no tip error: its estimate (~40 % of an update) is skipped.
             sol = solve_static(
                 model,
                 method="observer",
