@@ -31,7 +31,14 @@ from softrod.rods._model import RodModel
 from softrod.rods._observer_kernels import _coarse_fill, _coarse_keep
 from softrod.rods._pcc import _pcc_tensions
 from softrod.rods._result import StaticResult, _assemble
-from softrod.rods._shooting import _MAX_TIP_MOVE
+from softrod.rods._shooting import (
+    _DEFAULT_TIP_TOL,
+    _MAX_TIP_MOVE,
+    _coarse_problem,
+    _corrected_tip,
+    _finer_model,
+    _richardson,
+)
 from softrod.rods._static_kernels import _distal_moments_on_shape, _evaluate, _residual
 
 __all__ = ["ObserverGains", "ObserverState", "observer_update"]
@@ -506,14 +513,69 @@ def jump_message(model: RodModel, move: float, fraction: float = _MAX_TIP_MOVE) 
     )
 
 
+def _observer_tip_error(
+    model: RodModel, inp: StaticLoads, x: np.ndarray, tip: np.ndarray, converged: bool
+) -> float | None:
+    """Estimated tip error [m] of an observer result: its shape is `model`'s integration under
+    `inp` (the kernel model and loads, `_observer_inputs`) from the unknowns x (n,) (the
+    `_residual` layout: M0 [N m], [tensions [N]]), with tip `tip` (3,) [m].
+
+    The sum of two parts (a bound by the triangle inequality):
+    - convergence: |tip_1 - tip|, tip_1 the tip after one Newton step from x on the model's
+      grid (`_shooting._corrected_tip`): how far the update is from the grid's equilibrium.
+      Zero when `converged` (boundary residual within rtol, where shooting counts none either:
+      ~rtol of the length);
+    - discretisation: the grid equilibrium's distance to the exact rod's, by shooting's
+      Richardson (`_shooting._coarse_tip_error`): the tip after one Newton step on the grid
+      of twice the step, |tip_2h - tip_1| / (ratio - 1); where that grid is hardly coarser
+      (every step ends at a disk), 16/15 |tip_h/2 - tip_1| on a grid of half the step.
+    None where an integration fails or a Jacobian is singular. Cost: one integration with
+    sensitivities on the coarse grid (on the half-step grid in the fallback), one more on the
+    model's grid when not converged."""
+    pb = _problem(model, inp)
+    x = np.ascontiguousarray(x, dtype=float)
+    mode, tau_fixed, base, bc = pb.length_mode, pb.tau_fixed, pb.base, pb.bc
+    tip_1 = np.empty(3)
+    converge = 0.0
+    if converged:
+        tip_1[:] = tip
+    else:
+        if not _corrected_tip(x, mode, tau_fixed, base, pb.geo, pb.ld, bc, tip_1):
+            return None
+        converge = float(np.linalg.norm(tip_1 - tip))
+    other = np.empty(3)
+    found = _coarse_problem(model, inp, pb)
+    if found is not None:
+        geo_c, ld_c, ratio = found
+        if not _corrected_tip(x, mode, tau_fixed, base, geo_c, ld_c, bc, other):
+            return None
+        return converge + _richardson(other, tip_1, ratio)
+    # Every step ends at a disk: step doubling (RK4, O(h^4): the error is 16/15 the change).
+    extra = tuple(p[0] for p in inp.point_loads)
+    pf = _problem(_finer_model(model, 2 * model.step_seg.shape[0], extra), inp)
+    if not _corrected_tip(x, mode, tau_fixed, pf.base, pf.geo, pf.ld, pf.bc, other):
+        return None
+    return converge + 16.0 / 15.0 * float(np.linalg.norm(other - tip_1))
+
+
 def _solve_observer(
     model: RodModel,
     inp: StaticLoads,
     guess: StaticResult | None,
     rtol: float,
     max_iter: int,
+    error_estimate: bool = True,
+    tol: float | None = None,
 ) -> StaticResult:
-    """method="observer": one update from the observer state carried in `guess`."""
+    """method="observer": one update from the observer state carried in `guess`, with a tip
+    error estimate (`error_estimate`, on by default; a `tol` [m] turns it on) in `tip_error`
+    (`_observer_tip_error`: the update's convergence part plus the grid's discretisation
+    part). The grid is not refined (the observer's state lives on it): where the estimate
+    exceeds `tol` (default shooting's `_DEFAULT_TIP_TOL` of the length) the message says so."""
+    if tol is not None and not (isinstance(tol, int | float) and tol > 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a positive tip error [m], got {tol!r}")
+    if not isinstance(error_estimate, bool):
+        raise ValueError(f"error_estimate must be True or False, got {error_estimate!r}")
     model.require_straight_routing("method='observer'")
     state = None
     if guess is not None:
@@ -543,6 +605,21 @@ def _solve_observer(
             f"observer update; boundary residual {res_norm:.2e} above rtol {rtol:.0e} "
             "(call again with guess=this result to continue converging)"
         )
+    tip_error = None
+    if ok and (error_estimate or tol is not None):
+        kmodel, kinp = _observer_inputs(model, inp)
+        n_unk = new_state.x_scaled.shape[0]
+        x = new_state.x_scaled * _x_scale(kmodel, n_unk)
+        tip_error = _observer_tip_error(kmodel, kinp, x, Y[-1, :3], res_norm <= rtol)
+        bound = float(tol) if tol is not None else _DEFAULT_TIP_TOL * model.total_length
+        if tip_error is None:
+            message += "; no tip error estimate (a corrected integration failed)"
+        elif tip_error > bound:
+            message += (
+                f"; estimated tip error {tip_error:.2e} m above tol {bound:.2e} m (the "
+                "observer keeps its grid; more updates, or method='shooting' with tol, "
+                "reduce it)"
+            )
     return _assemble(
         model,
         "observer",
@@ -559,4 +636,5 @@ def _solve_observer(
         inputs=inp,
         balanced_loads=None,
         observer=new_state,
+        tip_error=tip_error,
     )

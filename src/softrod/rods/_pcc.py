@@ -13,7 +13,7 @@ from numba import njit
 from softrod.rods import so3
 from softrod.rods._inputs import StaticLoads
 from softrod.rods._model import RodModel
-from softrod.rods._result import StaticResult
+from softrod.rods._result import StaticResult, _replaced
 
 __all__: list[str] = []
 
@@ -88,6 +88,10 @@ def _pcc_tensions(model: RodModel, L_cmd: np.ndarray) -> np.ndarray:
 #: Iteration limit and step tolerance of the constant-curvature tension solve.
 _PCC_MAX_ITER = 50
 _PCC_XTOL = 1e-12
+#: Length-law residual (tau - k max(l - L, 0), relative to 1 N + the largest tension) above
+#: which the tension solve has not converged: a converged semismooth Newton step on this
+#: piecewise-linear law is exact to round-off (~1e-15), so 1e-9 only catches a real failure.
+_PCC_LAW_TOL = 1e-9
 
 
 @njit(cache=True)
@@ -208,10 +212,25 @@ def _solve_pcc(
     message = "constant-curvature kinematics" + (
         "; external loads and gravity are ignored by this model" if ignored else ""
     )
+    # Closed-form arcs: no discretisation error, the tip is exact to round-off for this model
+    # (its error against the rod is the model error, `model_error=True`). Under length
+    # control the tensions come from a Newton solve: checked against the length law.
+    status = 0
+    tip_error: float | None = 0.0
+    if inp.lengths is not None and n_t:
+        law = tau - model.tendon_k * np.maximum(lengths - inp.lengths, 0.0)
+        miss = float(np.max(np.abs(law)))
+        if not miss <= _PCC_LAW_TOL * (1.0 + float(np.max(np.abs(tau)))):
+            status = 1
+            tip_error = None
+            message += (
+                f"; the tension solve did not converge in {_PCC_MAX_ITER} iterations "
+                f"(length law residual {miss:.2e} N)"
+            )
     return StaticResult(
         method="pcc",
-        success=True,
-        status=0,
+        success=status == 0,
+        status=status,
         message=message,
         residual=0.0,
         nit=0,
@@ -228,4 +247,17 @@ def _solve_pcc(
         base_moment=np.zeros(3),
         load_scale=1.0,
         inputs=inp,
+        tip_error=tip_error,
     )
+
+
+def _with_model_error(result: StaticResult, reference: StaticResult) -> StaticResult:
+    """The pcc `result` with its model error [m]: the distance of its tip from the tip of
+    `reference`, `solve_static`'s default (shooting) answer to the same inputs and loads
+    (what the rod does, to within `reference.tip_error`); None, said in the message, when
+    the reference failed."""
+    if not reference.success:
+        note = f"; no model error (the shooting reference failed: {reference.message})"
+        return _replaced(result, message=result.message + note)
+    error = float(np.linalg.norm(result.tip_position - reference.tip_position))
+    return _replaced(result, model_error=error)

@@ -53,9 +53,19 @@ class StaticResult:
     load reached (1 on success). residual : final scaled boundary residual (dimensionless).
     inputs : the checked loads that were asked for (what `tip_jacobian` differentiates with
     respect to). warm : the state `guess=` reuses (None for "pcc", which has none).
-    tip_error : estimated discretisation error of the tip position [m] (Richardson against a
-        grid of twice the step; step doubling where that is unavailable), on every converged
-        shooting result; None for other methods, failed solves and `error_estimate=False`.
+    tip_error : estimated error of the tip position [m] in the method's own equations, on
+        every result (None: a failed shooting solve, an observer update whose integration
+        failed, a pcc tension solve that did not converge, `error_estimate=False`):
+        "shooting", the grid's discretisation error (Richardson against a grid of twice the
+        step; step doubling where that is unavailable); "observer", the update's distance
+        from the grid's equilibrium (one Newton step; 0 when the residual is within rtol)
+        plus the grid's discretisation error as for shooting; "pcc", 0.0: its arcs are
+        closed form (exact to round-off for the constant-curvature model, whose own error
+        against the rod is `model_error`).
+    model_error : method "pcc" with `model_error=True`: the distance [m] of its tip from
+        that of `solve_static`'s default (shooting) answer to the same inputs and loads, i.e.
+        the constant-curvature model's error against the rod (to within that answer's
+        `tip_error`); None otherwise.
     stable : True when the equilibrium is a strict local minimum of the potential energy,
     False when it is not, None when not checked (`check_stability=False`, length control, the
     observer and pcc methods; docs/stability.md).
@@ -83,6 +93,7 @@ class StaticResult:
     warm: WarmStart | None = field(default=None, kw_only=True)
     tip_error: float | None = field(default=None, kw_only=True)
     stable: bool | None = field(default=None, kw_only=True)
+    model_error: float | None = field(default=None, kw_only=True)
 
     @property
     def tip_position(self) -> np.ndarray:
@@ -107,6 +118,7 @@ class StaticResult:
             "load_scale": self.load_scale,
             "tip_error": self.tip_error,
             "stable": self.stable,
+            "model_error": self.model_error,
             "tip_position": self.tip_position.tolist(),
             "tip_rotation": self.tip_rotation.tolist(),
             "tendon_tension": self.tendon_tension.tolist(),
@@ -259,5 +271,6 @@ def _assemble(
         warm=_built(WarmStart, _WARM_FIELDS, warm),
         tip_error=tip_error,
         stable=None,
+        model_error=None,
     )
     return _built(StaticResult, _FIELDS, fields)

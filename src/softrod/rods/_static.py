@@ -27,6 +27,7 @@ from softrod.rods._inputs import (
 )
 from softrod.rods._methods import METHODS
 from softrod.rods._model import RodModel, as_model
+from softrod.rods._pcc import _with_model_error
 from softrod.rods._result import StaticResult
 from softrod.rods._shooting import recording_maps
 from softrod.rods._stability import stable_equilibrium
@@ -46,6 +47,12 @@ DEFAULT_MAX_ITER = 30
 #: default rtol and was reported failed although its shape was right).
 _FIXED_POINT_TOL = 1e-12
 _FIXED_POINT_MAX_ITER = 50
+#: The options (`**options`) each method takes.
+_METHOD_OPTIONS = {
+    "shooting": {"intervals", "error_estimate", "tol"},
+    "observer": {"error_estimate", "tol"},
+    "pcc": {"model_error"},
+}
 
 
 def solve_static(
@@ -117,6 +124,13 @@ def solve_static(
         twice the step, Richardson); `tol` [m] refines the grid until the estimate meets it
         (without it, the message says when the estimate exceeds 1e-6 of the length; heavy
         multiple-shooting solves are refined to that); `error_estimate=False` skips both.
+        observer: `error_estimate` (default True) fills `tip_error` [m] (the update's
+        distance from the grid's equilibrium plus the grid's discretisation error, about one
+        integration with sensitivities on a grid of twice the step, one more on the model's
+        grid when the residual exceeds rtol); the grid is not refined, the message says when
+        the estimate exceeds `tol` [m] (default 1e-6 of the length). pcc: `tip_error` is 0.0
+        (closed form); `model_error=True` also solves with method "shooting" and sets
+        `model_error` [m], the tips' distance (the constant-curvature model's error).
 
     Returns
     -------
@@ -147,11 +161,17 @@ def solve_static(
     )
     # Moment actuators are the model's rest curvature (`RodModel.with_moments`).
     model = with_moment_inputs(model, inp)
-    if options and method != "shooting":
-        raise ValueError(f"method {method!r} takes no options, got {sorted(options)}")
-    unknown = set(options) - {"intervals", "error_estimate", "tol"}
+    allowed = _METHOD_OPTIONS.get(method, set())
+    unknown = set(options) - allowed
+    if unknown and method != "shooting":
+        raise ValueError(
+            f"method {method!r} takes no options {sorted(unknown)}, got {sorted(options)} "
+            f"(its options: {sorted(allowed)})"
+        )
     if unknown:
         raise ValueError(f"unknown option {sorted(unknown)[0]!r} for method {method!r}")
+    if not isinstance(options.get("model_error", False), bool):
+        raise ValueError(f"model_error must be True or False, got {options['model_error']!r}")
     if not isinstance(check_stability, bool):
         raise ValueError(f"check_stability must be True or False, got {check_stability!r}")
     # One deadline for the whole solve: the stable-branch search, the gradient fixed point and
@@ -175,6 +195,11 @@ def _solve_within_budget(
     """`solve_static` after its checks: the method's solve, the stability test and any
     stable-branch search, under one time budget (`_budget.budgeted`)."""
     solver = METHODS[method]
+    if method == "pcc" and options.get("model_error", False):
+        # The model error: against solve_static's default answer to the same inputs.
+        result = _solve_within_budget(model, inp, guess, "pcc", rtol, max_iter, check_stability, {})
+        reference = _solve_within_budget(model, inp, None, "shooting", rtol, max_iter, True, {})
+        return _with_model_error(result, reference)
     if inp.lengths is not None and inp.pressures is not None and np.any(inp.pressures != 0.0):
         # Length control with pressurised chambers: the length law around tension control.
         if method != "shooting":
@@ -200,6 +225,10 @@ def _solve_within_budget(
         guess = dataclasses.replace(
             guess, tendon_tension=np.concatenate([guess.tendon_tension, internal])
         )
+
+    # model_error=False: nothing to add (True is handled above).
+    if "model_error" in options:
+        options = {k: v for k, v in options.items() if k != "model_error"}
 
     def solve(loads: StaticLoads, start: StaticResult | None) -> StaticResult:
         return solver(kmodel, loads, start, float(rtol), max_iter, **options)

@@ -436,7 +436,15 @@ class QuasiStaticSim:
                 guess, warm=dataclasses.replace(guess.warm, observer=self._obs)
             )
         for _ in range(self.gains.max_updates):
-            sol = solve_static(model, method="observer", guess=guess, rtol=self.rtol, **inputs)
+            # The sim reports no tip error: its estimate (~40 % of an update) is skipped.
+            sol = solve_static(
+                model,
+                method="observer",
+                guess=guess,
+                rtol=self.rtol,
+                error_estimate=False,
+                **inputs,
+            )
             guess = sol
             ok = bool(np.all(np.isfinite(sol.positions)))
             if not ok or sol.residual <= self.rtol:
