@@ -123,7 +123,8 @@ def test_killed_ppo_resumes_from_its_checkpoint(
     uninterrupted run's state at step 8 (parameters, normaliser, random state, every world's
     MuJoCo Warp state and task), and resuming from it ends with the uninterrupted run's final
     policy, normaliser and summary numbers, bit for bit (Warp's CPU device, one torch thread;
-    the worlds pass an auto-reset at step 12, the resumed run's first update is at step 12)."""
+    the worlds pass an auto-reset at step 12, the resumed run's first update is at step 12).
+    The same for a run stopped by Ctrl-C / SIGTERM mid-rollout."""
     import signal
     import subprocess
     import sys
@@ -209,6 +210,30 @@ def test_killed_ppo_resumes_from_its_checkpoint(
     _finite_policy(run)
     # The checkpoint is gone with the finished run; no temporary files are left.
     assert sorted(p.name for p in run.iterdir()) == ["policy.pt", "summary.json"]
+
+    # Ctrl-C / SIGTERM mid-rollout (in the 14th step, after the update at step 12): the
+    # checkpoint is step 12's state, and resuming from it also ends as the uninterrupted run.
+    from softrod.envs._batched import BatchedEnv
+
+    step, calls = BatchedEnv.step, [0]
+
+    def interrupt_at_14(self: Any, actions: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 14:
+            raise KeyboardInterrupt
+        return step(self, actions)
+
+    monkeypatch.setattr(BatchedEnv, "step", interrupt_at_14)
+    stopped = train_ppo(PPOConfig(**kw), tmp_path / "stopped", log=lambda _: None)
+    monkeypatch.undo()
+    assert stopped.interrupted and stopped.timesteps == 12
+    resumed = train_ppo(PPOConfig(**kw), stopped.run_dir, log=lambda _: None, resume=True)
+    assert (resumed.resumed_from, resumed.timesteps) == (12, 16)
+    final = torch.load(resumed.policy_path, weights_only=False)
+    for key, value in whole_final["net"].items():
+        assert torch.equal(final["net"][key], value), key
+    assert torch.equal(final["obs_var"], whole_final["obs_var"])
+    assert resumed.last_mean_reward == whole.last_mean_reward
 
 
 def test_damaged_or_foreign_ppo_checkpoints_are_refused(tmp_path: Path) -> None:
