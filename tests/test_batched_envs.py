@@ -123,6 +123,32 @@ def test_unstable_world_terminates_and_resets_alone() -> None:
         assert torch.equal(obs[[0, 2]], obs_ref[[0, 2]])
 
 
+def test_state_dict_continues_bit_for_bit() -> None:
+    """`state_dict` mid-episode, `load_state_dict` into another batch (reset with other
+    tasks): the same actions give the same observations, rewards and flags, bit for bit,
+    through an auto-reset (the next tasks come from the restored Generator). MagneticNavigate:
+    its field is task state the step reads (Reach's is covered by tests/test_device_ppo.py)."""
+    env, other = (make_batched("MagneticNavigate-v0", 2, DEVICE, episode_steps=3) for _ in "ab")
+    env.reset(seed=1)
+    other.reset(seed=2)
+    actions = np.random.default_rng(0).uniform(-1, 1, (5, 2, 3)).astype(np.float32)
+    env.step(actions[0])
+    state = env.state_dict()
+    other.load_state_dict(state)
+    truncated = []
+    for a in actions[1:]:
+        out, out_other = env.step(a), other.step(a)
+        for x, y in zip(out[:4], out_other[:4], strict=True):
+            assert torch.equal(x, y)
+        truncated.append(bool(out[3].all()))
+    # Steps 2, 3 (the horizon: new tasks), 1, 2 of an episode.
+    assert truncated == [False, True, False, False]
+    with pytest.raises(ValueError, match=r"state\['num_envs'\] must be 2, got 3"):
+        other.load_state_dict({**state, "num_envs": 3})
+    with pytest.raises(ValueError, match=r"state\['arrays'\]\['obs'\] must have shape"):
+        other.load_state_dict({**state, "arrays": {**state["arrays"], "obs": torch.zeros(3)}})
+
+
 def test_train_ppo_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A few worlds, a few hundred transitions of PPO on the device, saved and evaluated."""
     pytest.importorskip("skrl")

@@ -116,19 +116,35 @@ def test_always_nan_fails_keeping_finite_policy(
     assert err == ["softrod: error: PPO diverged: test"]
 
 
-def test_killed_ppo_resumes_from_its_checkpoint(tmp_path: Path) -> None:
-    """SIGKILL right after the checkpoint of step 8: that checkpoint holds exactly the
-    parameters and normaliser an uninterrupted run has at step 8; resuming trains on to the
-    end from there. Not bit-identical to an uninterrupted 16-step run: the batched worlds
-    restart their episodes on resume (their state is not checkpointed)."""
+def test_killed_ppo_resumes_from_its_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL right after the checkpoint of step 8 of a 16-step run: that checkpoint is the
+    uninterrupted run's state at step 8 (parameters, normaliser, random state, every world's
+    MuJoCo Warp state and task), and resuming from it ends with the uninterrupted run's final
+    policy, normaliser and summary numbers, bit for bit (Warp's CPU device, one torch thread;
+    the worlds pass an auto-reset at step 12, the resumed run's first update is at step 12).
+    The same for a run stopped by Ctrl-C / SIGTERM mid-rollout."""
     import signal
     import subprocess
     import sys
 
+    import softrod.learn.device_ppo as device_ppo
     from softrod.learn.device_ppo import CHECKPOINT_FILE
 
     torch.set_num_threads(1)
-    whole = train_ppo(_config(timesteps=8, checkpoint_every=1), tmp_path / "whole", log=print)
+    # The uninterrupted run, its checkpoint of step 8 kept in memory.
+    saved: dict[int, Any] = {}
+    save = device_ppo._save_checkpoint
+
+    def keep(path: Path, payload: dict[str, Any]) -> None:
+        save(path, payload)
+        saved[payload["progress"]["step"]] = torch.load(path, weights_only=False)
+
+    monkeypatch.setattr(device_ppo, "_save_checkpoint", keep)
+    whole = train_ppo(_config(checkpoint_every=1), tmp_path / "whole", log=lambda _: None)
+    monkeypatch.undo()
+    assert sorted(saved) == [4, 8, 12, 16] and whole.timesteps == 16
     # A finished run keeps no checkpoint.
     assert not (whole.run_dir / CHECKPOINT_FILE).exists()
 
@@ -145,15 +161,15 @@ def test_killed_ppo_resumes_from_its_checkpoint(tmp_path: Path) -> None:
         "env_kwargs": {"episode_steps": 6},
         "checkpoint_every": 1,
     }
-    assert _config(timesteps=16, checkpoint_every=1) == PPOConfig(**kw)
+    assert _config(checkpoint_every=1) == PPOConfig(**kw)
     code = (
         "import os, signal, torch\n"
         "torch.set_num_threads(1)\n"
         "import softrod.learn.device_ppo as d\n"
         "save = d._save_checkpoint\n"
-        "def kill_after(path, agent, models, config, progress):\n"
-        "    save(path, agent, models, config, progress)\n"
-        "    if progress.step >= 8:\n"
+        "def kill_after(path, payload):\n"
+        "    save(path, payload)\n"
+        "    if payload['progress']['step'] >= 8:\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"
         "d._save_checkpoint = kill_after\n"
         f"d.train_ppo(d.PPOConfig(**{kw!r}), {str(run)!r}, log=lambda _: None)\n"
@@ -161,26 +177,73 @@ def test_killed_ppo_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], env={**os.environ}, timeout=600)
     assert proc.returncode == -signal.SIGKILL
     assert not (run / "policy.pt").exists()
-    ckpt = torch.load(run / CHECKPOINT_FILE, weights_only=False)
+    # The killed run's checkpoint is the uninterrupted run's at step 8, world state included.
+    ckpt, at8 = torch.load(run / CHECKPOINT_FILE, weights_only=False), saved[8]
     assert ckpt["progress"]["step"] == 8
-    at8 = torch.load(whole.policy_path, weights_only=False)
-    for key, value in at8["net"].items():
-        assert torch.equal(ckpt["policy"][f"net.{key}"], value), key
-    assert torch.equal(ckpt["scalers"]["obs_scaler"]["running_mean"], at8["obs_mean"])
+    for key, value in at8["policy"].items():
+        assert torch.equal(ckpt["policy"][key], value), key
+    assert torch.equal(ckpt["rng"], at8["rng"])
+    for name, value in at8["env"]["arrays"].items():
+        assert torch.equal(ckpt["env"]["arrays"][name], value), name
+    # Mid-episode (step 2 of 6) with moving worlds: the world state is not a reset's.
+    assert ckpt["env"]["step_count"] == 2
+    assert torch.any(ckpt["env"]["arrays"]["data.qvel"] != 0)
 
     lines: list[str] = []
     resumed = train_ppo(PPOConfig(**kw), run, log=lines.append, resume=True)
     assert (resumed.resumed_from, resumed.timesteps) == (8, 16)
     assert any("resumed from" in line for line in lines)
+    # The result is the uninterrupted run's: final policy, normaliser, summary numbers.
+    final, whole_final = (
+        torch.load(p, weights_only=False) for p in (run / "policy.pt", whole.policy_path)
+    )
+    for key, value in whole_final["net"].items():
+        assert torch.equal(final["net"][key], value), key
+    assert torch.equal(final["obs_mean"], whole_final["obs_mean"])
+    assert torch.equal(final["obs_var"], whole_final["obs_var"])
     summary = json.loads((run / "summary.json").read_text())
+    whole_summary = json.loads((whole.run_dir / "summary.json").read_text())
+    for key in ("status", "timesteps", "transitions", "recoveries", "last_mean_reward"):
+        assert summary[key] == whole_summary[key], key
     assert summary["status"] == "ok" and summary["resumed_from_step"] == 8
+    assert resumed.last_mean_reward == whole.last_mean_reward
     _finite_policy(run)
     # The checkpoint is gone with the finished run; no temporary files are left.
     assert sorted(p.name for p in run.iterdir()) == ["policy.pt", "summary.json"]
 
+    # Ctrl-C / SIGTERM mid-rollout (in the 14th step, after the update at step 12): the
+    # checkpoint is step 12's state, and resuming from it also ends as the uninterrupted run.
+    from softrod.envs._batched import BatchedEnv
+
+    step, calls = BatchedEnv.step, [0]
+
+    def interrupt_at_14(self: Any, actions: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == 14:
+            raise KeyboardInterrupt
+        return step(self, actions)
+
+    monkeypatch.setattr(BatchedEnv, "step", interrupt_at_14)
+    stopped = train_ppo(PPOConfig(**kw), tmp_path / "stopped", log=lambda _: None)
+    monkeypatch.undo()
+    assert stopped.interrupted and stopped.timesteps == 12
+    resumed = train_ppo(PPOConfig(**kw), stopped.run_dir, log=lambda _: None, resume=True)
+    assert (resumed.resumed_from, resumed.timesteps) == (12, 16)
+    final = torch.load(resumed.policy_path, weights_only=False)
+    for key, value in whole_final["net"].items():
+        assert torch.equal(final["net"][key], value), key
+    assert torch.equal(final["obs_var"], whole_final["obs_var"])
+    assert resumed.last_mean_reward == whole.last_mean_reward
+
 
 def test_damaged_or_foreign_ppo_checkpoints_are_refused(tmp_path: Path) -> None:
-    from softrod.learn.device_ppo import CHECKPOINT_FILE, _Progress, _save_checkpoint
+    from softrod._version import __version__
+    from softrod.learn.device_ppo import (
+        _CHECKPOINT_FORMAT,
+        CHECKPOINT_FILE,
+        _config_dict,
+        _save_checkpoint,
+    )
 
     torch.set_num_threads(1)
     with pytest.raises(FileNotFoundError, match="no PPO checkpoint"):
@@ -190,17 +253,13 @@ def test_damaged_or_foreign_ppo_checkpoints_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="checkpoint_every must be >= 1"):
         train_ppo(_config(checkpoint_every=0), tmp_path / "x")
 
-    class _Agent:
-        def __init__(self) -> None:
-            net = torch.nn.Linear(2, 2)
-            self.optimizer = torch.optim.Adam(net.parameters())
-            self.scheduler = None
-            self.net = net
-
-    agent = _Agent()
     path = tmp_path / CHECKPOINT_FILE
-    models = {"policy": agent.net, "value": agent.net}
-    _save_checkpoint(path, agent, models, config, _Progress(4, 0, 1.0, 0.0))
+    header = {"softrod": __version__, "config": _config_dict(config)}
+    # A checkpoint of an older format (no world state): refused by name.
+    _save_checkpoint(path, {**header, "format": "softrod-ppo-checkpoint-1"})
+    with pytest.raises(ValueError, match="format softrod-ppo-checkpoint-1"):
+        train_ppo(config, tmp_path, resume=True)
+    _save_checkpoint(path, {**header, "format": _CHECKPOINT_FORMAT})
     with pytest.raises(ValueError, match=r"another PPO configuration \(hidden differ\)"):
         train_ppo(_config(hidden=(16,)), tmp_path, resume=True)
     data = path.read_bytes()

@@ -103,6 +103,28 @@ def make_batched(
     return BatchedEnv(full, num_envs, device=device, **env_kwargs)
 
 
+#: The MuJoCo Warp `Data` fields a step reads from the previous one: MuJoCo's integration state
+#: (`mjSTATE_INTEGRATION`: time, physics, user inputs, warm start) and the sleep counters. Every
+#: other field is recomputed by the next `mjw.forward` (`BatchedEnv.state_dict`).
+_DATA_STATE_FIELDS = (
+    "time",
+    "qpos",
+    "qvel",
+    "act",
+    "history",
+    "plastic",
+    "qacc_warmstart",
+    "ctrl",
+    "qfrc_applied",
+    "xfrc_applied",
+    "eq_active",
+    "mocap_pos",
+    "mocap_quat",
+    "userdata",
+    "tree_asleep",
+)
+
+
 class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
     """`num_envs` worlds of one softrod environment on a Warp device (see the module).
 
@@ -263,6 +285,81 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
 
     def close(self, **kwargs: Any) -> None:
         self.host.close()
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the worlds' continuation depends on, for `load_state_dict` (a resumed
+        training run continues bit for bit): the MuJoCo Warp state of every world
+        (`_DATA_STATE_FIELDS`), the task arrays (curvature commands, targets, error sums,
+        contact counts, fields), the outputs of the last step (obs, reward, distance, success,
+        unstable), the episode clock and step counter, every world's task parameters and the
+        state of the Generator that draws the next tasks.
+
+        Returns a dict: `env_id`, `num_envs`, `step_count` and `rand_calls` (ints), `rng` (the
+        numpy bit generator's state), `task_params` ({name: array (num_envs, ...)}), `arrays`
+        ({name: torch tensor, a copy on `torch_device`, leading world axis except `clock` (1,)}).
+        """
+        arrays = {name: self._wp.to_torch(a).clone() for name, a in self._saved_arrays().items()}
+        return {
+            "env_id": self.env_id,
+            "num_envs": self.num_envs,
+            "step_count": self._step_count,
+            "rand_calls": self._rand_calls,
+            "rng": self._rng.bit_generator.state,
+            "task_params": {k: np.array(v, copy=True) for k, v in self.task_params.items()},
+            "arrays": arrays,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a `state_dict` of a BatchedEnv of the same environment, settings and
+        `num_envs` (arrays may be torch tensors on any device or numpy arrays), in place (a
+        captured CUDA graph keeps working); derived quantities (frames, contacts) are recomputed
+        by a forward pass. ValueError naming the field for another environment or shape."""
+        wp, torch = self._wp, self._torch
+        for key, mine in (("env_id", self.env_id), ("num_envs", self.num_envs)):
+            if state.get(key) != mine:
+                raise ValueError(f"state[{key!r}] must be {mine!r}, got {state.get(key)!r}")
+        targets = self._saved_arrays()
+        given = state["arrays"]
+        if set(given) != set(targets):
+            diff = sorted(set(given) ^ set(targets))
+            raise ValueError(f"state['arrays'] must name {sorted(targets)}, differs in {diff}")
+        views = {name: wp.to_torch(a) for name, a in targets.items()}
+        for name, view in views.items():
+            value = torch.as_tensor(given[name])
+            if tuple(value.shape) != tuple(view.shape):
+                raise ValueError(
+                    f"state['arrays'][{name!r}] must have shape {tuple(view.shape)}, "
+                    f"got {tuple(value.shape)}"
+                )
+        for name, view in views.items():
+            view.copy_(torch.as_tensor(given[name]).to(device=view.device, dtype=view.dtype))
+        rng = np.random.default_rng()
+        rng.bit_generator.state = state["rng"]
+        self._rng = rng
+        self.task_params = {k: np.array(v, copy=True) for k, v in state["task_params"].items()}
+        self._step_count = int(state["step_count"])
+        self._rand_calls = int(state["rand_calls"])
+        # As after a step: the derived quantities of the restored state (a step recomputes them
+        # from the state before it reads them).
+        with wp.ScopedDevice(self.device):
+            self._mjw.forward(self.model, self.data)
+
+    def _saved_arrays(self) -> dict[str, Any]:
+        """The Warp arrays `state_dict` saves, by name (empty ones left out)."""
+        out = {f"data.{f}": getattr(self.data, f, None) for f in _DATA_STATE_FIELDS}
+        out |= {f"task.{k}": a for k, a in self._task.saved_arrays(self).items()}
+        out |= {
+            "obs": self.obs,
+            "action": self.action,
+            "reward": self.reward,
+            "distance": self.distance,
+            "success": self.success,
+            "unstable": self.unstable,
+            "clock": self.clock,
+        }
+        return {k: a for k, a in out.items() if a is not None and a.size > 0}
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -502,6 +599,16 @@ class _ReachTask:
         """The per-world arrays `evaluate` writes besides the env's outputs."""
         return [self.error_sum, self.contacts]
 
+    def saved_arrays(self, env: BatchedEnv) -> dict[str, Any]:
+        """The task's per-world arrays a checkpoint keeps (`BatchedEnv.state_dict`)."""
+        return {
+            "kappa": self.kappa,
+            "error_sum": self.error_sum,
+            "path_id": self.path_id,
+            "center": self.center,
+            "contacts": self.contacts,
+        }
+
     def apply_action(self, env: BatchedEnv) -> None:
         host = self.host
         env._wp.launch(
@@ -663,6 +770,10 @@ class _MagneticTask:
     def eval_arrays(self, env: BatchedEnv) -> list[Any]:
         """The per-world arrays `evaluate` writes besides the env's outputs."""
         return []
+
+    def saved_arrays(self, env: BatchedEnv) -> dict[str, Any]:
+        """The task's per-world arrays a checkpoint keeps (`BatchedEnv.state_dict`)."""
+        return {"field": self.field}
 
     def apply_action(self, env: BatchedEnv) -> None:
         env._wp.launch(

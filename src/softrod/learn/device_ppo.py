@@ -21,12 +21,18 @@ the policy network, the observation normaliser and the config; `load_ppo_policy(
 into a numpy policy for `softrod.learn.evaluate` (the CPU env, seeded episodes).
 
 Nothing lost when killed: every `checkpoint_every` updates `checkpoint.pt` is written atomically
-(policy, value, optimiser, learning-rate schedule, normalisers, the undo snapshot, torch's random
-state, the step count); Ctrl-C or SIGTERM saves `policy.pt` and an interrupted summary. With
-`resume=True` training continues from the checkpoint: the parameters, optimiser and random state
-are those of the uninterrupted run at that step, but the batched worlds restart their episodes
-(the MuJoCo Warp world state is not checkpointed), so the continuation is not bit-identical to
-an uninterrupted run. The checkpoint is removed when training ends normally.
+with everything the continuation depends on, as it was right after that update: policy, value,
+optimiser, learning-rate schedule (its bounds too), normalisers, torch's random states (CPU and
+CUDA), the batched worlds (`BatchedEnv.state_dict`: every world's MuJoCo Warp state, episode
+clock, targets and task arrays, last observations, the Generator that draws the next tasks),
+skrl's rollout position (agent and memory counters; the memory's contents are all rewritten
+before the next update reads them) and the progress (step, recoveries, wall time, last mean
+reward). Ctrl-C or SIGTERM saves `policy.pt`, an interrupted summary and the checkpoint of the
+last update with finite parameters (the state kept on the device after every such update). With
+`resume=True` training continues from the checkpoint and its result (parameters, normaliser,
+summary numbers but the wall time) is the uninterrupted run's, bit for bit on Warp's CPU device
+(`tests/test_device_ppo.py::test_killed_ppo_resumes_from_its_checkpoint`). The checkpoint is
+removed when training ends normally.
 
 Optional: needs skrl, torch and the `warp` extra (`pip install 'softrod[warp]'`).
 """
@@ -97,6 +103,7 @@ class PPOConfig:
 #: Settings a resumed run may change (how long it trains, how often it saves).
 _RESUMABLE_CHANGES = ("timesteps", "max_minutes", "checkpoint_every")
 CHECKPOINT_FILE = "checkpoint.pt"
+_CHECKPOINT_FORMAT = "softrod-ppo-checkpoint-2"
 
 
 @dataclass(frozen=True)
@@ -240,21 +247,23 @@ def train_ppo(
     )
     agent.init()
     agent.enable_training_mode(True)
-    guard = _Guard(agent, models)
-    recoveries, failure, start, wall_before = 0, "", 0, 0.0
-    last_mean = float("nan")
+    obs, _ = env.reset(seed=config.seed)
+    guard = _Guard(agent, models, env)
+    progress = _Progress(0, 0, 0.0, float("nan"))
     if state is not None:
-        done = _Progress(**state["progress"])
-        start, recoveries, wall_before = done.step, done.recoveries, done.wall_time
-        last_mean = done.last_mean_reward
-        _restore(agent, models, guard, state)
-        log(f"ppo: resumed from {ckpt_path} at step {start}")
+        progress = _Progress(**state["progress"])
+        # The agent, the random states and the worlds as they were after that update (the
+        # env's `obs` tensor now holds that step's observations).
+        _restore(agent, models, env, state)
+        log(f"ppo: resumed from {ckpt_path} at step {progress.step}")
+    start, recoveries, wall_before = progress.step, progress.recoveries, progress.wall_time
+    last_mean = progress.last_mean_reward
+    failure = ""
+    guard.snapshot(progress)
     total = config.timesteps
     if total is None:
         total = 10**9 if config.max_minutes is not None else 10_000
     deadline = None if config.max_minutes is None else 60.0 * config.max_minutes
-    # A resumed run starts new episodes (the worlds' state is not checkpointed).
-    obs, _ = env.reset(seed=config.seed + start)
     # The env's tensors are views of buffers the next step overwrites: keep a copy.
     obs = obs.clone()
     t0 = time.perf_counter()
@@ -296,10 +305,9 @@ def train_ppo(
                     last_mean = mean
                 wall = wall_before + time.perf_counter() - t0
                 if guard.finite():
-                    guard.snapshot()
+                    guard.snapshot(_Progress(done_steps, recoveries, wall, last_mean))
                     if (done_steps // config.rollouts) % config.checkpoint_every == 0:
-                        progress = _Progress(done_steps, recoveries, wall, last_mean)
-                        _save_checkpoint(ckpt_path, agent, models, config, progress)
+                        _save_checkpoint(ckpt_path, guard.checkpoint(config))
                 else:
                     recoveries += 1
                     lr = guard.restore_halving_lr()
@@ -322,15 +330,16 @@ def train_ppo(
                 if deadline is not None and wall >= deadline:
                     break
         except KeyboardInterrupt:
-            # Stopped anywhere (mid-update too): back to the last update's finite state, which
-            # becomes the checkpoint and the saved policy.
+            # Stopped anywhere (mid-update too): back to the last update with finite parameters,
+            # whose state (agent, random states, worlds) becomes the checkpoint and the policy.
             interrupted = True
             guard.restore()
-            progress = _Progress(
-                done_steps, recoveries, wall_before + time.perf_counter() - t0, last_mean
+            wall_spent = wall_before + time.perf_counter() - t0
+            _save_checkpoint(ckpt_path, guard.checkpoint(config, wall_time=wall_spent))
+            log(
+                f"ppo: interrupted after step {done_steps}; saved the policy and the checkpoint "
+                f"of step {guard.progress.step}"
             )
-            _save_checkpoint(ckpt_path, agent, models, config, progress)
-            log(f"ppo: interrupted after step {done_steps}; saved the policy and a checkpoint")
     wall = wall_before + time.perf_counter() - t0
     # Never save a non-finite policy: fall back to the last finite snapshot.
     if not guard.finite():
@@ -403,30 +412,27 @@ def _scalers(agent: Any) -> dict[str, Any]:
     }
 
 
-def _save_checkpoint(
-    path: Path, agent: Any, models: dict[str, Any], config: PPOConfig, progress: _Progress
-) -> None:
-    """Everything an update boundary needs to continue (see the module), written atomically."""
+def _to_cpu(obj: Any) -> Any:
+    """`obj` (nested dicts / lists / tuples) with every torch tensor copied to the CPU."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
+
+
+def _save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
+    """Write a checkpoint payload (`_Guard.checkpoint`; tensors on any device) atomically."""
     import io
 
     import torch
 
-    scheduler = getattr(agent, "scheduler", None)
-    payload = {
-        "format": "softrod-ppo-checkpoint-1",
-        "softrod": __version__,
-        "config": _config_dict(config),
-        "progress": dataclasses.asdict(progress),
-        "policy": models["policy"].state_dict(),
-        "value": models["value"].state_dict(),
-        "scalers": {k: m.state_dict() for k, m in _scalers(agent).items()},
-        "optimizer": agent.optimizer.state_dict(),
-        "scheduler": scheduler.state_dict() if scheduler is not None else None,
-        "rng": torch.get_rng_state(),
-        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None,
-    }
     buf = io.BytesIO()
-    torch.save(payload, buf)
+    torch.save(_to_cpu(payload), buf)
     _write_atomic(path, buf.getvalue())
 
 
@@ -443,8 +449,15 @@ def _read_checkpoint(path: Path, config: PPOConfig) -> dict[str, Any]:
         raise ValueError(
             f"cannot read the PPO checkpoint {path}: the file is truncated or corrupt ({exc})"
         ) from None
-    if not isinstance(state, dict) or state.get("format") != "softrod-ppo-checkpoint-1":
+    if not isinstance(state, dict) or not str(state.get("format", "")).startswith(
+        "softrod-ppo-checkpoint-"
+    ):
         raise ValueError(f"{path} is not a softrod PPO checkpoint")
+    if state["format"] != _CHECKPOINT_FORMAT:
+        raise ValueError(
+            f"{path} is a PPO checkpoint of format {state['format']}, this softrod reads "
+            f"{_CHECKPOINT_FORMAT}; delete it to start over"
+        )
     if state.get("softrod") != __version__:
         raise ValueError(
             f"{path} was written by softrod {state.get('softrod')}, this is {__version__}; "
@@ -464,8 +477,8 @@ def _read_checkpoint(path: Path, config: PPOConfig) -> dict[str, Any]:
     return state
 
 
-def _restore(agent: Any, models: dict[str, Any], guard: _Guard, state: dict[str, Any]) -> None:
-    """Load a checkpoint into the agent; the undo snapshot becomes the checkpoint."""
+def _restore(agent: Any, models: dict[str, Any], env: Any, state: dict[str, Any]) -> None:
+    """Load a checkpoint into the agent, the random states and the batched worlds."""
     import torch
 
     models["policy"].load_state_dict(state["policy"])
@@ -477,44 +490,70 @@ def _restore(agent: Any, models: dict[str, Any], guard: _Guard, state: dict[str,
     scheduler = getattr(agent, "scheduler", None)
     if scheduler is not None and state["scheduler"] is not None:
         scheduler.load_state_dict(state["scheduler"])
+    rollout = state["rollout"]
+    agent._rollout = rollout["agent"]
+    memory = agent.memory
+    memory.memory_index, memory.env_index = rollout["memory_index"], rollout["env_index"]
+    memory.filled = rollout["memory_filled"]
     torch.set_rng_state(state["rng"])
     if state["cuda_rng"] is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda_rng"])
-    guard.snapshot()
+    env.load_state_dict(state["env"])
 
 
 class _Guard:
-    """The last finite parameters of the agent (models, optimiser, normalisers), on the
-    device; checks and restores them."""
+    """The state right after the last update with finite parameters, on the device: the agent's
+    parameters, optimiser, schedule and normalisers, the random states, skrl's rollout position,
+    the batched worlds and the progress. Undoes a non-finite update (`restore`: parameters and
+    optimiser) and is what a checkpoint holds (`checkpoint`)."""
 
-    def __init__(self, agent: Any, models: dict[str, Any]) -> None:
-        self.agent = agent
-        self.modules = [models["policy"], models["value"]]
-        for name in ("_observation_preprocessor", "_value_preprocessor"):
-            pre = getattr(agent, name, None)
-            if hasattr(pre, "state_dict"):
-                self.modules.append(pre)
-        self.saved: list[Any] = []
-        self.snapshot()
+    def __init__(self, agent: Any, models: dict[str, Any], env: Any) -> None:
+        self.agent, self.env = agent, env
+        self.modules = {"policy": models["policy"], "value": models["value"], **_scalers(agent)}
+        self.saved: dict[str, Any] = {}
+        self.progress = _Progress(0, 0, 0.0, float("nan"))
 
     def finite(self) -> bool:
         import torch
 
-        tensors = [t for m in self.modules for t in m.state_dict().values()]
+        tensors = [t for m in self.modules.values() for t in m.state_dict().values()]
         checks = [torch.isfinite(t).all() for t in tensors if t.is_floating_point()]
         # One device -> host read per update.
         return bool(torch.stack(checks).all())
 
-    def snapshot(self) -> None:
-        modules = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in self.modules]
-        self.saved = [modules, copy.deepcopy(self.agent.optimizer.state_dict())]
+    def snapshot(self, progress: _Progress) -> None:
+        """Keep the current state (right after an update, or at the start) as the last good
+        one; `progress` is where training stands."""
+        import torch
+
+        agent, memory = self.agent, self.agent.memory
+        scheduler = getattr(agent, "scheduler", None)
+        modules = {
+            name: {k: v.detach().clone() for k, v in m.state_dict().items()}
+            for name, m in self.modules.items()
+        }
+        # Built whole, then assigned: an interrupt while copying keeps the previous snapshot.
+        saved = {
+            "modules": modules,
+            "optimizer": copy.deepcopy(agent.optimizer.state_dict()),
+            "scheduler": copy.deepcopy(scheduler.state_dict()) if scheduler is not None else None,
+            "rollout": {
+                "agent": int(agent._rollout),
+                "memory_index": int(memory.memory_index),
+                "env_index": int(memory.env_index),
+                "memory_filled": bool(memory.filled),
+            },
+            "rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None,
+            "env": self.env.state_dict(),
+        }
+        self.saved, self.progress = saved, progress
 
     def restore(self) -> None:
-        """Restore the snapshot (parameters, normalisers, optimiser) as it was taken."""
-        modules, optimizer = self.saved
-        for m, state in zip(self.modules, modules, strict=True):
-            m.load_state_dict(state)
-        self.agent.optimizer.load_state_dict(copy.deepcopy(optimizer))
+        """Restore the snapshot's parameters, normalisers and optimiser as they were taken."""
+        for name, m in self.modules.items():
+            m.load_state_dict(self.saved["modules"][name])
+        self.agent.optimizer.load_state_dict(copy.deepcopy(self.saved["optimizer"]))
 
     def restore_halving_lr(self) -> float:
         """Restore the snapshot, halve the learning rate; returns the new rate."""
@@ -527,6 +566,26 @@ class _Guard:
         if scheduler is not None and hasattr(scheduler, "max_lr"):
             scheduler.max_lr = max(lr, scheduler.min_lr)
         return float(lr)
+
+    def checkpoint(self, config: PPOConfig, *, wall_time: float | None = None) -> dict[str, Any]:
+        """The snapshot as a checkpoint payload of `config` (`wall_time` [s]: the training time
+        spent so far, when it runs past the snapshot's step)."""
+        progress = self.progress
+        if wall_time is not None:
+            progress = dataclasses.replace(progress, wall_time=wall_time)
+        saved = self.saved
+        modules = saved["modules"]
+        return {
+            "format": _CHECKPOINT_FORMAT,
+            "softrod": __version__,
+            "config": _config_dict(config),
+            "progress": dataclasses.asdict(progress),
+            "policy": modules["policy"],
+            "value": modules["value"],
+            "scalers": {k: v for k, v in modules.items() if k not in ("policy", "value")},
+            **{k: saved[k] for k in ("optimizer", "scheduler", "rollout", "rng", "cuda_rng")},
+            "env": saved["env"],
+        }
 
 
 def _config_dict(config: PPOConfig) -> dict[str, Any]:
