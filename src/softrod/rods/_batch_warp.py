@@ -24,7 +24,7 @@ Tip Jacobians are exact: one more integration at the converged M0 carries the se
 every tension, and the implicit function theorem on the shooting residual gives
 d tip / d tau = dp/dM0 (-(dM/dM0)^-1 dM/dtau) + dp/dtau (as `tip_jacobian`).
 
-Per-thread scratch (the augmented RK4 state, stage input and stage sum, tendon tangents) lives
+Per-thread scratch (the augmented RK4 state, stage input and stage sum) lives
 in global arrays laid out (component, item) so that neighbouring threads read neighbouring words.
 
 No `from __future__ import annotations` here: Warp reads the kernel signatures' types at
@@ -76,6 +76,9 @@ _UNDECIDED = -1
 _NOT_CHECKED = -2
 
 f64 = wp.float64
+#: Components of the integrated state: position, rotation (row-major), section moment. The
+#: tendon lengths of `_static_kernels` are left out (tension control: nothing reads them).
+_NY = 15
 #: sqrt(3), as `_stability_kernels._checkpoints` writes it (np.sqrt(3.0)).
 _SQRT3 = float(np.sqrt(3.0))
 
@@ -119,13 +122,12 @@ class _Items:
 
 @wp.struct
 class _Scratch:
-    """Per-thread work arrays, (component, item): RK4 state Z, stage input ZT, stage sum KA
-    (each ny * (1 + n_dir)), and the unit tendon tangents T (3 n_t)."""
+    """Per-thread work arrays, (component, item): RK4 state Z, stage input ZT, stage sum KA,
+    each `_NY` * (1 + directions)."""
 
     Z: wp.array2d(dtype=wp.float64)
     ZT: wp.array2d(dtype=wp.float64)
     KA: wp.array2d(dtype=wp.float64)
-    T: wp.array2d(dtype=wp.float64)
 
 
 @wp.func
@@ -156,17 +158,22 @@ def _row3(A: wp.array2d(dtype=wp.float64), i: int):
 
 @wp.func
 def _put(sc: _Scratch, a: int, tid: int, d: wp.float64, stage: int, h: wp.float64):
-    # RK4 bookkeeping for one component: stage sum K1 + 2 K2 + 2 K3 + K4, next stage input.
+    # RK4 bookkeeping for one component: stage sum K1 + 2 K2 + 2 K3 + K4, next stage input;
+    # after the last stage the step's end state, also the next step's first stage input (no
+    # separate update and copy passes: 15 global accesses per component and step, not 18).
     if stage == 0:
         sc.KA[a, tid] = d
-    elif stage < 3:
+        sc.ZT[a, tid] = sc.Z[a, tid] + f64(0.5) * h * d
+    elif stage == 1:
         sc.KA[a, tid] = sc.KA[a, tid] + f64(2.0) * d
-    else:
-        sc.KA[a, tid] = sc.KA[a, tid] + d
-    if stage < 2:
         sc.ZT[a, tid] = sc.Z[a, tid] + f64(0.5) * h * d
     elif stage == 2:
+        sc.KA[a, tid] = sc.KA[a, tid] + f64(2.0) * d
         sc.ZT[a, tid] = sc.Z[a, tid] + h * d
+    else:
+        z = sc.Z[a, tid] + h / f64(6.0) * (sc.KA[a, tid] + d)
+        sc.Z[a, tid] = z
+        sc.ZT[a, tid] = z
 
 
 @wp.func
@@ -199,17 +206,19 @@ def _stab_reset(sc: _Scratch, tid: int, o: int, ny: int, R: wp.mat33d):
     """Start the stability test's six directions at a checkpoint of frame R
     (`_static_kernels._evaluate_interval` with rot_dirs): dR = R [e_d]x (d = 0-2), dM = e_d."""
     zero = f64(0.0)
+    I3 = wp.identity(n=3, dtype=wp.float64)
     for d in range(6):
         od = o + ny * d
         for a in range(ny):
-            sc.Z[od + a, tid] = zero
-    I3 = wp.identity(n=3, dtype=wp.float64)
-    for d in range(3):
-        dR = R @ wp.skew(I3[d])
-        for a in range(3):
-            for c in range(3):
-                sc.Z[o + ny * d + 3 + 3 * a + c, tid] = dR[a, c]
-        sc.Z[o + ny * (3 + d) + 12 + d, tid] = f64(1.0)
+            val = zero
+            if d < 3 and a >= 3 and a < 12:
+                dR = R @ wp.skew(I3[d])
+                val = dR[(a - 3) // 3, (a - 3) % 3]
+            elif d >= 3 and a == 12 + d - 3:
+                val = f64(1.0)
+            # Z and the next stage input ZT (`_put` reads the stage input from ZT).
+            sc.Z[od + a, tid] = val
+            sc.ZT[od + a, tid] = val
 
 
 @wp.func
@@ -377,7 +386,7 @@ def _integrate(
     the energy's second variation (`_second_variation_inertia`), -1 where a block is
     singular, -2 where a leading minor is exactly 0 (the CPU test decides), 0 unless n_stab)."""
     n_t = rod.n_t
-    ny = 15 + n_t
+    ny = _NY
     n_all = n_dir + n_stab
     nz = ny * (1 + n_all)
     zero = f64(0.0)
@@ -393,6 +402,9 @@ def _integrate(
         sc.Z[ny * (1 + d) + 12 + d, tid] = one
     if n_stab != 0:
         _stab_reset(sc, tid, ny * (1 + n_dir), ny, rod.base_R)
+    # The first stage input (later ones, and the next steps' first, come from `_put`).
+    for a in range(nz):
+        sc.ZT[a, tid] = sc.Z[a, tid]
     F = lam * it.force[tid]
     fd = lam * wp.vec3d(it.dist[tid, 0], it.dist[tid, 1], it.dist[tid, 2])
     g = lam * wp.vec3d(it.grav[tid, 0], it.grav[tid, 1], it.grav[tid, 2])
@@ -443,8 +455,6 @@ def _integrate(
             for a in range(3):
                 pos[tid, k, a] = sc.Z[a, tid]
         M_k = _ld3(sc.Z, 12, tid)
-        for a in range(nz):
-            sc.ZT[a, tid] = sc.Z[a, tid]
         for stage in range(4):
             s = sa
             if stage == 1 or stage == 2:
@@ -525,16 +535,6 @@ def _integrate(
             _put3(sc, 0, tid, pd, stage, h)
             _putm(sc, 3, tid, R @ wp.skew(u), stage, h)
             _put3(sc, 12, tid, -wp.cross(pd, N), stage, h)
-            for i in range(n_t):
-                dl = zero
-                if int(rod.tendon[i, 3]) >= seg:
-                    r = _row3(rod.tendon, i)
-                    w = v + wp.cross(u, r)
-                    dl = wp.length(w)
-                    t = w / dl
-                    for a in range(3):
-                        sc.T[3 * i + a, tid] = t[a]
-                _put(sc, 15 + i, tid, dl, stage, h)
             # Sensitivities: linearize every line above, one direction at a time.
             for d in range(n_all):
                 o = ny * (1 + d)
@@ -546,10 +546,13 @@ def _integrate(
                 if d >= 3 and d < n_dir:
                     j = d - 3
                     if int(rod.tendon[j, 3]) >= seg:
-                        # Minus dg/dtau_j: tendon j's force and moment on the section.
-                        t = _ld3(sc.T, 3 * j, tid)
+                        # Minus dg/dtau_j: tendon j's force and moment on the section (its
+                        # unit tangent t = w / |w|, w = v + u x r_j, at the stage's strains).
+                        r = _row3(rod.tendon, j)
+                        w = v + wp.cross(u, r)
+                        t = w / wp.length(w)
                         bv = bv - t
-                        bu = bu - wp.cross(_row3(rod.tendon, j), t)
+                        bu = bu - wp.cross(r, t)
                 # J dx = b with the section Jacobian at the converged strains.
                 dv = wp.vec3d(zero, zero, zero)
                 du = dv
@@ -566,14 +569,6 @@ def _integrate(
                 _put3(sc, o, tid, dp, stage, h)
                 _putm(sc, o + 3, tid, E @ wp.skew(u) + R @ wp.skew(du), stage, h)
                 _put3(sc, o + 12, tid, -wp.cross(dp, N), stage, h)
-                for i in range(n_t):
-                    dl = zero
-                    if int(rod.tendon[i, 3]) >= seg:
-                        r = _row3(rod.tendon, i)
-                        dl = wp.dot(_ld3(sc.T, 3 * i, tid), dv + wp.cross(du, r))
-                    _put(sc, o + 15 + i, tid, dl, stage, h)
-        for a in range(nz):
-            sc.Z[a, tid] = sc.Z[a, tid] + h / f64(6.0) * sc.KA[a, tid]
         if n_stab != 0:
             # `_checkpoints`: the Jacobi equation's largest wavenumber over step k (its distal
             # force at both ends, the moment at both nodes); node k + 1 closes the interval
@@ -630,7 +625,7 @@ def _shoot(
 ):
     """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x."""
     ok, _neg = _integrate(rod, it, sc, tid, lam, x, 3, 0, 0, pos)
-    ny = 15 + rod.n_t
+    ny = _NY
     r = (_ld3(sc.Z, 12, tid) - lam * it.moment[tid]) / rod.m_scale
     c0 = _ld3(sc.Z, ny + 12, tid)
     c1 = _ld3(sc.Z, 2 * ny + 12, tid)
@@ -938,7 +933,7 @@ def _final_kernel(
     if stability != 0 and st == 0 and lam >= f64(1.0) and res_in[tid] <= tol:
         n_stab = 6
     ok, neg = _integrate(rod, it, sc, tid, lam, x, n_dir, n_stab, shapes, pos)
-    ny = 15 + n_t
+    ny = _NY
     tip_p[tid] = _ld3(sc.Z, 0, tid)
     tip_R[tid] = _ldm(sc.Z, 3, tid)
     finite = ok != 0 and wp.isfinite(x[0]) and wp.isfinite(x[1]) and wp.isfinite(x[2])
@@ -1052,11 +1047,11 @@ def solve_batch_warp(
         guess = np.ascontiguousarray(np.asarray(guess, dtype=float).reshape(B, -1)[:, :3])
     wp.init()
     rod = _rod_struct(model, dev)
-    ny = 15 + n_t
+    ny = _NY
     # Directions: Newton's three; the final pass's tensions' (3 + n_t) and the test's six.
     n_final = (3 + n_t if jacobian else 0) + (6 if check_stability else 0)
     nz = ny * (1 + max(3, n_final))
-    chunk = max(1, min(B, _SCRATCH_BYTES // (8 * (3 * nz + 3 * n_tp))))
+    chunk = max(1, min(B, _SCRATCH_BYTES // (8 * 3 * nz)))
     out = {
         "x": np.full((B, 3), np.nan),
         "p": np.full((B, 3), np.nan),
@@ -1080,7 +1075,6 @@ def solve_batch_warp(
             sc.Z = wp.empty((nz, m), dtype=wp.float64, device=dev)
             sc.ZT = wp.empty((nz, m), dtype=wp.float64, device=dev)
             sc.KA = wp.empty((nz, m), dtype=wp.float64, device=dev)
-            sc.T = wp.zeros((3 * n_tp, m), dtype=wp.float64, device=dev)
         res = _launch(
             rod,
             loads,
