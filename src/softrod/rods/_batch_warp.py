@@ -391,19 +391,25 @@ def _integrate(
     nz = ny * (1 + n_all)
     zero = f64(0.0)
     one = f64(1.0)
-    for a in range(nz):
+    # The state itself in registers: (zp, zR, zM), its stage input (tR, tM: no derivative reads
+    # the position) and stage sum (kp, kR, kM), the same RK4 arithmetic as `_put`; the
+    # directions in sc (global).
+    zp = rod.base_p
+    zR = rod.base_R
+    zM = M0
+    tR = zR
+    tM = zM
+    kp = zp
+    kR = zR
+    kM = zM
+    for a in range(ny, nz):
         sc.Z[a, tid] = zero
-    for a in range(3):
-        sc.Z[a, tid] = rod.base_p[a]
-        sc.Z[12 + a, tid] = M0[a]
-        for c in range(3):
-            sc.Z[3 + 3 * a + c, tid] = rod.base_R[a, c]
     for d in range(wp.min(n_dir, 3)):
         sc.Z[ny * (1 + d) + 12 + d, tid] = one
     if n_stab != 0:
         _stab_reset(sc, tid, ny * (1 + n_dir), ny, rod.base_R)
     # The first stage input (later ones, and the next steps' first, come from `_put`).
-    for a in range(nz):
+    for a in range(ny, nz):
         sc.ZT[a, tid] = sc.Z[a, tid]
     F = lam * it.force[tid]
     fd = lam * wp.vec3d(it.dist[tid, 0], it.dist[tid, 1], it.dist[tid, 2])
@@ -453,8 +459,8 @@ def _integrate(
                 loaded = 1
         if store != 0:
             for a in range(3):
-                pos[tid, k, a] = sc.Z[a, tid]
-        M_k = _ld3(sc.Z, 12, tid)
+                pos[tid, k, a] = zp[a]
+        M_k = zM
         for stage in range(4):
             s = sa
             if stage == 1 or stage == 2:
@@ -463,8 +469,8 @@ def _integrate(
                 s = sb
             # Total distal force N(s) and body-frame section loads.
             N = Ne + q * (sb - s)
-            R = _ldm(sc.ZT, 3, tid)
-            M = _ld3(sc.ZT, 12, tid)
+            R = tR
+            M = tM
             nb = wp.transpose(R) @ N
             mb = wp.transpose(R) @ M
             # Section balance for (v, u):
@@ -532,9 +538,32 @@ def _integrate(
                     unsettled = 1
             # p' = R v ; R' = R [u]x ; M' = -p' x N ; l_i' = |v + u x r_i|
             pd = R @ v
-            _put3(sc, 0, tid, pd, stage, h)
-            _putm(sc, 3, tid, R @ wp.skew(u), stage, h)
-            _put3(sc, 12, tid, -wp.cross(pd, N), stage, h)
+            Rd = R @ wp.skew(u)
+            Md = -wp.cross(pd, N)
+            if stage == 0:
+                kp = pd
+                kR = Rd
+                kM = Md
+                tR = zR + f64(0.5) * h * Rd
+                tM = zM + f64(0.5) * h * Md
+            elif stage == 1:
+                kp = kp + f64(2.0) * pd
+                kR = kR + f64(2.0) * Rd
+                kM = kM + f64(2.0) * Md
+                tR = zR + f64(0.5) * h * Rd
+                tM = zM + f64(0.5) * h * Md
+            elif stage == 2:
+                kp = kp + f64(2.0) * pd
+                kR = kR + f64(2.0) * Rd
+                kM = kM + f64(2.0) * Md
+                tR = zR + h * Rd
+                tM = zM + h * Md
+            else:
+                zp = zp + h / f64(6.0) * (kp + pd)
+                zR = zR + h / f64(6.0) * (kR + Rd)
+                zM = zM + h / f64(6.0) * (kM + Md)
+                tR = zR
+                tM = zM
             # Sensitivities: linearize every line above, one direction at a time.
             for d in range(n_all):
                 o = ny * (1 + d)
@@ -575,7 +604,7 @@ def _integrate(
             # when the next step would take the phase past `_GROUP_ANGLE` (or at the tip).
             fa = Ne + q * h
             n_end = wp.sqrt(wp.max(wp.dot(fa, fa), wp.dot(Ne, Ne)))
-            M_k1 = _ld3(sc.Z, 12, tid)
+            M_k1 = zM
             mom = wp.max(_amax3(M_k), _amax3(M_k1))
             wk = wp.sqrt((n_end + pull) / stiff) + f64(_SQRT3) * mom / stiff
             omega = wp.max(omega, wk)
@@ -586,7 +615,7 @@ def _integrate(
                 close = 1
             if close != 0:
                 o = ny * (1 + n_dir)
-                R1 = _ldm(sc.Z, 3, tid)
+                R1 = zR
                 a_m, b_m, c_m, d_m = _interval_map(sc, tid, o, ny, R_cp, M_cp, R1, M_k1)
                 cnt, D, C, Dinv = _inertia_step(a_m, b_m, c_m, d_m, D, C, Dinv, n_maps, 0)
                 neg = _add_count(neg, cnt)
@@ -601,6 +630,12 @@ def _integrate(
         # The last node's pivot (`_second_variation_inertia` at k = n).
         cnt, D, C, Dinv = _inertia_step(I3, I3, I3, I3, D, C, Dinv, n_maps, 1)
         neg = _add_count(neg, cnt)
+    # The state's end where the callers read it (tip, moment, finiteness).
+    for a in range(3):
+        sc.Z[a, tid] = zp[a]
+        sc.Z[12 + a, tid] = zM[a]
+        for c in range(3):
+            sc.Z[3 + 3 * a + c, tid] = zR[a, c]
     ok = int(1)
     if unsettled != 0:
         ok = 0
@@ -609,7 +644,7 @@ def _integrate(
             ok = 0
     if store != 0:
         for a in range(3):
-            pos[tid, rod.n_steps, a] = sc.Z[a, tid]
+            pos[tid, rod.n_steps, a] = zp[a]
     return ok, neg
 
 
