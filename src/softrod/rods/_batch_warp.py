@@ -59,7 +59,12 @@ from softrod.rods._shooting import (
 )
 from softrod.rods._stability import STATUS_UNSTABLE
 from softrod.rods._stability_kernels import _GROUP_ANGLE
-from softrod.rods._static_kernels import _SECTION_MAX_ITER, _SECTION_XTOL, _evaluate
+from softrod.rods._static_kernels import (
+    _PREDICTED_FRACTION,
+    _SECTION_MAX_ITER,
+    _SECTION_XTOL,
+    _evaluate,
+)
 
 __all__ = ["bench_batch_warp", "random_loads", "solve_batch_warp"]
 
@@ -656,10 +661,12 @@ def _shoot(
     tid: int,
     lam: wp.float64,
     x: wp.vec3d,
+    n_dir: int,
     pos: wp.array3d(dtype=wp.float64),
 ):
-    """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x."""
-    ok, _neg = _integrate(rod, it, sc, tid, lam, x, 3, 0, 0, pos)
+    """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x (with
+    n_dir = 3; with 0 the state alone is integrated and the Jacobian is meaningless)."""
+    ok, _neg = _integrate(rod, it, sc, tid, lam, x, n_dir, 0, 0, pos)
     ny = _NY
     r = (_ld3(sc.Z, 12, tid) - lam * it.moment[tid]) / rod.m_scale
     c0 = _ld3(sc.Z, ny + 12, tid)
@@ -694,15 +701,32 @@ def _newton(
     r = x_in
     J = wp.identity(n=3, dtype=wp.float64)
     norm = f64(0.0)
+    norm_prev = f64(0.0)
     alpha = f64(1.0)
     nit = int(0)
     first = int(1)
     status = int(-1)
+    # A full step that quadratic convergence predicts to land below tol (`_static_kernels.
+    # _newton`'s `_PREDICTED_FRACTION`) is evaluated without sensitivities first: converged,
+    # it ends the solve; missed, the same trial is evaluated again with them. The iterates are
+    # the same either way (the state does not depend on the directions).
+    predicted = int(0)
     while status < 0:
-        ok, r_t, J_t = _shoot(rod, it, sc, tid, lam, x_try, pos)
+        n_dir = int(3)
+        if predicted != 0:
+            n_dir = 0
+        ok, r_t, J_t = _shoot(rod, it, sc, tid, lam, x_try, n_dir, pos)
         norm_t = _amax3(r_t)
         accepted = int(0)
-        if first != 0:
+        if predicted != 0:
+            predicted = 0
+            if ok != 0 and norm_t < norm and norm_t <= tol:
+                x = x_try
+                r = r_t
+                norm = norm_t
+                nit += 1
+                status = 0
+        elif first != 0:
             first = 0
             if ok == 0:
                 status = 3
@@ -710,8 +734,10 @@ def _newton(
         elif ok != 0 and norm_t < norm:
             accepted = 1
             nit += 1
-        if status < 0:
+        if status < 0 and n_dir != 0:
             if accepted != 0:
+                if first == 0 and nit > 0:
+                    norm_prev = norm
                 x = x_try
                 r = r_t
                 J = J_t
@@ -725,8 +751,13 @@ def _newton(
                     big = _amax3(step) / rod.m_scale
                     if big > bound:
                         step = step * (bound / big)
+                    elif (
+                        norm * norm * norm < f64(_PREDICTED_FRACTION) * tol * norm_prev * norm_prev
+                    ):
+                        predicted = 1
                     if not (wp.isfinite(step[0]) and wp.isfinite(step[1]) and wp.isfinite(step[2])):
                         status = 3
+                        predicted = 0
                     alpha = f64(1.0)
             else:
                 alpha = alpha * f64(0.5)
