@@ -15,17 +15,23 @@ when the loads and the tendons together bend the robot little (`_DIRECT_BENDING_
 tendons' bending number computed on the host), Newton steps bounded in the scaled unknowns,
 and continuation steps kept only while the tip stays on the branch (`_tip_step_ok`: at most
 `_MAX_TIP_MOVE` L per step, within `_MAX_TIP_DEVIATION` L of the secant prediction), else
-halved; status 5 when the smallest step still jumps. Stability: after the solve, the numba
-batch's test (`_stability` kernels) runs on the CPU threads at each converged answer
-(`_stability_batch`; status 7 and success False where unstable); with
+halved; status 5 when the smallest step still jumps. Stability: the numba batch's test
+(`_stability_kernels`' checkpoints and interval maps, `_stability._second_variation_inertia`)
+runs on the device in the final pass at each converged answer: six more directions restarted
+at each checkpoint give the interval maps, streamed into the block LDL^T (status 7 and success
+False where unstable). Only items whose LDL^T meets an exactly zero leading minor (where the CPU
+test takes eigenvalues) go to the CPU test (`_stability_on_cpu`). With
 `check_stability=False`, `stable` is None (not checked).
 
 Tip Jacobians are exact: one more integration at the converged M0 carries the sensitivities to
 every tension, and the implicit function theorem on the shooting residual gives
 d tip / d tau = dp/dM0 (-(dM/dM0)^-1 dM/dtau) + dp/dtau (as `tip_jacobian`).
 
-Per-thread scratch (the augmented RK4 state, stage input and stage sum) lives
-in global arrays laid out (component, item) so that neighbouring threads read neighbouring words.
+The integrated state (position, rotation, section moment; 15 values, no tendon lengths: tension
+control reads none), its RK4 stage input and stage sum are registers. The sensitivity
+directions' RK4 state, stage input and stage sum live in global arrays laid out (component,
+item) so that neighbouring threads read neighbouring words. Newton evaluates a full step that
+is predicted to converge without directions first (as `_static_kernels._newton`).
 
 No `from __future__ import annotations` here: Warp reads the kernel signatures' types at
 definition time.
@@ -1094,9 +1100,10 @@ def solve_batch_warp(
         or None for cold starts. jacobian : also return d tip / d tension (B, 3, n_t) [m/N],
         exact (forward sensitivities + implicit function theorem). shapes : also return node
         positions (B, n_nodes, 3) [m]. rtol, max_iter : as `solve_static`.
-    check_stability : test each converged item's stability on the CPU (`_stability_batch`,
-        the numba batch's test) and fill `stable`; unstable items get status 7, success False.
-        Without it `stable` is None (not checked).
+    check_stability : test each converged item's stability (the numba batch's test, on the
+        device; on the CPU threads only where the device cannot decide, see the module doc)
+        and fill `stable`; unstable items get status 7, success False. Without it `stable`
+        is None (not checked).
     Items with a load number above `_MULTI_SHOOT_ANGLE` return success=False and NaN (status
     8); a continuation step that still jumps off the branch at the smallest step, status 5.
     """
