@@ -226,6 +226,38 @@ def test_unstable_column_is_flagged_and_unchecked_is_none(monkeypatch) -> None:
     assert unchecked.stable is None and unchecked.success[:5].all()
 
 
+def test_tendon_loaded_verdicts_as_the_cpu_test(monkeypatch) -> None:
+    """SoftManiSim (Kirchhoff, tendons loaded: the section Newton runs at every stage) under
+    axial tip loads of 0.5-3.5 x pi^2 EI / (4 L^2) with a small side load and one tendon pulled:
+    the device's verdicts equal the numba test's at the same answers (`_stability_on_cpu`),
+    both verdicts occur, and no item is left to the CPU. (The streamed LDL^T once shared a
+    name with the section Newton's moment block and called these unstable items stable.)"""
+    from softrod.rods import _batch_warp
+
+    cpu_test = _batch_warp._stability_on_cpu
+
+    def no_cpu(*args, **kwargs):
+        raise AssertionError("the device left an item to the CPU stability test")
+
+    monkeypatch.setattr(_batch_warp, "_stability_on_cpu", no_cpu)
+    model = compile_model(find_robot("softmanisim"))
+    critical = np.pi**2 * float(model.K_bt[:, :2].min()) / (4.0 * model.total_length**2)
+    factor = np.array([0.5, 1.5, 2.5, 3.5])
+    side = critical * np.array([-0.0622, -0.0286, -0.0324])
+    force = -factor[:, None] * critical * model.base_rotation[:, 2] + side
+    tau = np.zeros((factor.size, model.n_tendons))
+    tau[:, 0] = 0.1478
+    z = np.zeros_like(force)
+    loads = BatchLoads("tension", tau, force, z, z, z)
+    res = _solve(model, loads)
+    assert res.stable is not None
+    checked = np.flatnonzero(np.isin(res.status, (0, 7)))
+    assert checked.size == factor.size
+    cpu = cpu_test(model, loads, res.unknowns, checked)
+    assert res.stable[checked].tolist() == cpu.tolist()
+    assert cpu.any() and not cpu.all()
+
+
 def test_section_newton_step_limit_as_the_cpu_kernels() -> None:
     """Seed 1 case 130 of the wrong-branch probe (tests/test_static_branch.py): the section
     Newton at the base starts far from the tendon's fold w = 0; without the CPU kernels' step

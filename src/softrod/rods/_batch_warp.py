@@ -439,9 +439,10 @@ def _integrate(
     # block LDL^T of its condensed second variation (`_second_variation_inertia`).
     neg = int(0)
     n_maps = int(0)
-    D = I3 * zero
-    C = I3 * zero
-    Dinv = I3 * zero
+    # (Not named C: the section Newton's moment block is C.)
+    piv_D = I3 * zero
+    piv_C = I3 * zero
+    piv_Dinv = I3 * zero
     stiff = rod.seg_par[0, 0]
     pull = zero
     start = int(0)
@@ -628,7 +629,9 @@ def _integrate(
                 o = ny * (1 + n_dir)
                 R1 = zR
                 a_m, b_m, c_m, d_m = _interval_map(sc, tid, o, ny, R_cp, M_cp, R1, M_k1)
-                cnt, D, C, Dinv = _inertia_step(a_m, b_m, c_m, d_m, D, C, Dinv, n_maps, 0)
+                cnt, piv_D, piv_C, piv_Dinv = _inertia_step(
+                    a_m, b_m, c_m, d_m, piv_D, piv_C, piv_Dinv, n_maps, 0
+                )
                 neg = _add_count(neg, cnt)
                 n_maps += 1
                 start = k + 1
@@ -639,7 +642,9 @@ def _integrate(
                     _stab_reset(sc, tid, o, ny, R1)
     if n_stab != 0:
         # The last node's pivot (`_second_variation_inertia` at k = n).
-        cnt, D, C, Dinv = _inertia_step(I3, I3, I3, I3, D, C, Dinv, n_maps, 1)
+        cnt, piv_D, piv_C, piv_Dinv = _inertia_step(
+            I3, I3, I3, I3, piv_D, piv_C, piv_Dinv, n_maps, 1
+        )
         neg = _add_count(neg, cnt)
     # The state's end where the callers read it (tip, moment, finiteness).
     for a in range(3):
