@@ -191,23 +191,71 @@ def test_probe_cases_give_no_wrong_branch_success() -> None:
     assert 25 in successes
 
 
-def test_unstable_column_is_flagged_and_unchecked_is_none() -> None:
-    """Axial tip loads 0.9 / 1.1 x the clamped-free Euler load: stable / status 7 (the numba
-    batch's test on Warp's answers); without the check `stable` is None."""
+def test_unstable_column_is_flagged_and_unchecked_is_none(monkeypatch) -> None:
+    """Axial tip loads 0.5-3.5 x the clamped-free Euler load pi^2 EI / (4 L^2) (straight, and
+    slightly off axis): the device's stability test (`_final_kernel`) gives the CPU batch's
+    verdicts exactly, stable below the Euler load and status 7 above it on the straight
+    column, with no item left to the CPU test; without the check `stable` is None."""
     from softrod.description import load_robot
+    from softrod.rods import _batch_warp, solve_static_batch
     from softrod.rods._stability import STATUS_UNSTABLE
     from test_static_batch_branch import COLUMN
 
+    def no_cpu(*args, **kwargs):
+        raise AssertionError("the device left an item to the CPU stability test")
+
+    monkeypatch.setattr(_batch_warp, "_stability_on_cpu", no_cpu)
     column = compile_model(load_robot(COLUMN))
     critical = np.pi**2 * column.K_bt[0, 0] / (4.0 * column.total_length**2)
-    z = np.zeros((2, 3))
-    force = np.array([[0.0, 0.0, -0.9 * critical], [0.0, 0.0, -1.1 * critical]])
-    loads = BatchLoads("tension", np.zeros((2, 0)), force, z, z, z)
+    factor = np.array([0.5, 0.9, 1.1, 2.0, 3.5, 0.9, 1.1, 2.0])
+    force = np.zeros((factor.size, 3))
+    force[:, 2] = -factor * critical
+    # The last three slightly off axis: an imperfection of 1e-3 of the Euler load.
+    force[5:, 0] = 1e-3 * critical
+    z = np.zeros_like(force)
+    loads = BatchLoads("tension", np.zeros((factor.size, 0)), force, z, z, z)
     res = _solve(column, loads)
-    assert res.stable is not None and res.stable.tolist() == [True, False]
-    assert res.status.tolist() == [0, STATUS_UNSTABLE] and res.success.tolist() == [True, False]
+    cpu = solve_static_batch(column, tip_force=force, threads=1, rtol=RTOL, max_iter=MAX_ITER)
+    assert res.stable is not None and cpu.stable is not None
+    assert res.stable.tolist() == cpu.stable.tolist()
+    assert res.status.tolist() == cpu.status.tolist()
+    assert res.stable[:5].tolist() == [True, True, False, False, False]
+    assert res.status[:5].tolist() == [0, 0] + [STATUS_UNSTABLE] * 3
+    assert (~res.success[res.status == STATUS_UNSTABLE]).all()
     unchecked = _solve(column, loads, check_stability=False)
-    assert unchecked.stable is None and unchecked.success.all()
+    assert unchecked.stable is None and unchecked.success[:5].all()
+
+
+def test_tendon_loaded_verdicts_as_the_cpu_test(monkeypatch) -> None:
+    """SoftManiSim (Kirchhoff, tendons loaded: the section Newton runs at every stage) under
+    axial tip loads of 0.5-3.5 x pi^2 EI / (4 L^2) with a small side load and one tendon pulled:
+    the device's verdicts equal the numba test's at the same answers (`_stability_on_cpu`),
+    both verdicts occur, and no item is left to the CPU. (The streamed LDL^T once shared a
+    name with the section Newton's moment block and called these unstable items stable.)"""
+    from softrod.rods import _batch_warp
+
+    cpu_test = _batch_warp._stability_on_cpu
+
+    def no_cpu(*args, **kwargs):
+        raise AssertionError("the device left an item to the CPU stability test")
+
+    monkeypatch.setattr(_batch_warp, "_stability_on_cpu", no_cpu)
+    model = compile_model(find_robot("softmanisim"))
+    critical = np.pi**2 * float(model.K_bt[:, :2].min()) / (4.0 * model.total_length**2)
+    factor = np.array([0.5, 1.5, 2.5, 3.5])
+    side = critical * np.array([-0.0622, -0.0286, -0.0324])
+    force = -factor[:, None] * critical * model.base_rotation[:, 2] + side
+    tau = np.zeros((factor.size, model.n_tendons))
+    tau[:, 0] = 0.1478
+    z = np.zeros_like(force)
+    loads = BatchLoads("tension", tau, force, z, z, z)
+    res = _solve(model, loads)
+    assert res.stable is not None
+    checked = np.flatnonzero(np.isin(res.status, (0, 7)))
+    assert checked.size == factor.size
+    cpu = cpu_test(model, loads, res.unknowns, checked)
+    assert res.stable[checked].tolist() == cpu.tolist()
+    assert cpu.any() and not cpu.all()
 
 
 def test_section_newton_step_limit_as_the_cpu_kernels() -> None:

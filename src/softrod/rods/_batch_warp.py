@@ -15,17 +15,23 @@ when the loads and the tendons together bend the robot little (`_DIRECT_BENDING_
 tendons' bending number computed on the host), Newton steps bounded in the scaled unknowns,
 and continuation steps kept only while the tip stays on the branch (`_tip_step_ok`: at most
 `_MAX_TIP_MOVE` L per step, within `_MAX_TIP_DEVIATION` L of the secant prediction), else
-halved; status 5 when the smallest step still jumps. Stability: after the solve, the numba
-batch's test (`_stability` kernels) runs on the CPU threads at each converged answer
-(`_stability_batch`; status 7 and success False where unstable); with
+halved; status 5 when the smallest step still jumps. Stability: the numba batch's test
+(`_stability_kernels`' checkpoints and interval maps, `_stability._second_variation_inertia`)
+runs on the device in the final pass at each converged answer: six more directions restarted
+at each checkpoint give the interval maps, streamed into the block LDL^T (status 7 and success
+False where unstable). Only items whose LDL^T meets an exactly zero leading minor (where the CPU
+test takes eigenvalues) go to the CPU test (`_stability_on_cpu`). With
 `check_stability=False`, `stable` is None (not checked).
 
 Tip Jacobians are exact: one more integration at the converged M0 carries the sensitivities to
 every tension, and the implicit function theorem on the shooting residual gives
 d tip / d tau = dp/dM0 (-(dM/dM0)^-1 dM/dtau) + dp/dtau (as `tip_jacobian`).
 
-Per-thread scratch (the augmented RK4 state, stage input and stage sum, tendon tangents) lives
-in global arrays laid out (component, item) so that neighbouring threads read neighbouring words.
+The integrated state (position, rotation, section moment; 15 values, no tendon lengths: tension
+control reads none), its RK4 stage input and stage sum are registers. The sensitivity
+directions' RK4 state, stage input and stage sum live in global arrays laid out (component,
+item) so that neighbouring threads read neighbouring words. Newton evaluates a full step that
+is predicted to converge without directions first (as `_static_kernels._newton`).
 
 No `from __future__ import annotations` here: Warp reads the kernel signatures' types at
 definition time.
@@ -58,7 +64,13 @@ from softrod.rods._shooting import (
     _ROUND_OFF_RESIDUAL,
 )
 from softrod.rods._stability import STATUS_UNSTABLE
-from softrod.rods._static_kernels import _SECTION_MAX_ITER, _SECTION_XTOL, _evaluate
+from softrod.rods._stability_kernels import _GROUP_ANGLE
+from softrod.rods._static_kernels import (
+    _PREDICTED_FRACTION,
+    _SECTION_MAX_ITER,
+    _SECTION_XTOL,
+    _evaluate,
+)
 
 __all__ = ["bench_batch_warp", "random_loads", "solve_batch_warp"]
 
@@ -69,8 +81,17 @@ _SCRATCH_BYTES = 4 << 30
 #: Status codes beside `_shooting`'s (0 converged, 1 max_iter, 2 stall, 3 non-finite): a load
 #: that needs multiple shooting (`_batch_kernels.STATUS_NEEDS_MULTIPLE_SHOOTING`).
 _STATUS_HEAVY = 8
+#: `_final_kernel`'s stability verdicts beside 1 (stable) and 0 (not): left to the CPU test
+#: (a zero leading minor, where `_negative_count3` takes eigenvalues), and not checked.
+_UNDECIDED = -1
+_NOT_CHECKED = -2
 
 f64 = wp.float64
+#: Components of the integrated state: position, rotation (row-major), section moment. The
+#: tendon lengths of `_static_kernels` are left out (tension control: nothing reads them).
+_NY = 15
+#: sqrt(3), as `_stability_kernels._checkpoints` writes it (np.sqrt(3.0)).
+_SQRT3 = float(np.sqrt(3.0))
 
 # Forward solves only: no adjoint code (it would double the compile time).
 wp.set_module_options({"enable_backward": False})
@@ -112,13 +133,12 @@ class _Items:
 
 @wp.struct
 class _Scratch:
-    """Per-thread work arrays, (component, item): RK4 state Z, stage input ZT, stage sum KA
-    (each ny * (1 + n_dir)), and the unit tendon tangents T (3 n_t)."""
+    """Per-thread work arrays, (component, item): RK4 state Z, stage input ZT, stage sum KA,
+    each `_NY` * (1 + directions)."""
 
     Z: wp.array2d(dtype=wp.float64)
     ZT: wp.array2d(dtype=wp.float64)
     KA: wp.array2d(dtype=wp.float64)
-    T: wp.array2d(dtype=wp.float64)
 
 
 @wp.func
@@ -149,17 +169,22 @@ def _row3(A: wp.array2d(dtype=wp.float64), i: int):
 
 @wp.func
 def _put(sc: _Scratch, a: int, tid: int, d: wp.float64, stage: int, h: wp.float64):
-    # RK4 bookkeeping for one component: stage sum K1 + 2 K2 + 2 K3 + K4, next stage input.
+    # RK4 bookkeeping for one component: stage sum K1 + 2 K2 + 2 K3 + K4, next stage input;
+    # after the last stage the step's end state, also the next step's first stage input (no
+    # separate update and copy passes: 15 global accesses per component and step, not 18).
     if stage == 0:
         sc.KA[a, tid] = d
-    elif stage < 3:
+        sc.ZT[a, tid] = sc.Z[a, tid] + f64(0.5) * h * d
+    elif stage == 1:
         sc.KA[a, tid] = sc.KA[a, tid] + f64(2.0) * d
-    else:
-        sc.KA[a, tid] = sc.KA[a, tid] + d
-    if stage < 2:
         sc.ZT[a, tid] = sc.Z[a, tid] + f64(0.5) * h * d
     elif stage == 2:
+        sc.KA[a, tid] = sc.KA[a, tid] + f64(2.0) * d
         sc.ZT[a, tid] = sc.Z[a, tid] + h * d
+    else:
+        z = sc.Z[a, tid] + h / f64(6.0) * (sc.KA[a, tid] + d)
+        sc.Z[a, tid] = z
+        sc.ZT[a, tid] = z
 
 
 @wp.func
@@ -182,6 +207,174 @@ def _amax3(v: wp.vec3d):
 
 
 @wp.func
+def _cols(c0: wp.vec3d, c1: wp.vec3d, c2: wp.vec3d):
+    # The 3x3 matrix with these columns.
+    return wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2])
+
+
+@wp.func
+def _stab_reset(sc: _Scratch, tid: int, o: int, ny: int, R: wp.mat33d):
+    """Start the stability test's six directions at a checkpoint of frame R
+    (`_static_kernels._evaluate_interval` with rot_dirs): dR = R [e_d]x (d = 0-2), dM = e_d."""
+    zero = f64(0.0)
+    I3 = wp.identity(n=3, dtype=wp.float64)
+    for d in range(6):
+        od = o + ny * d
+        for a in range(ny):
+            val = zero
+            if d < 3 and a >= 3 and a < 12:
+                dR = R @ wp.skew(I3[d])
+                val = dR[(a - 3) // 3, (a - 3) % 3]
+            elif d >= 3 and a == 12 + d - 3:
+                val = f64(1.0)
+            # Z and the next stage input ZT (`_put` reads the stage input from ZT).
+            sc.Z[od + a, tid] = val
+            sc.ZT[od + a, tid] = val
+
+
+@wp.func
+def _end_rotation(sc: _Scratch, tid: int, od: int, R1: wp.mat33d):
+    # World rotation vee(dR R1^T) of a direction's end frame change dR (at offset od).
+    W = _ldm(sc.Z, od + 3, tid) @ wp.transpose(R1)
+    half = f64(0.5)
+    return wp.vec3d(
+        half * (W[2, 1] - W[1, 2]), half * (W[0, 2] - W[2, 0]), half * (W[1, 0] - W[0, 1])
+    )
+
+
+@wp.func
+def _interval_map(
+    sc: _Scratch,
+    tid: int,
+    o: int,
+    ny: int,
+    R0: wp.mat33d,
+    M0: wp.vec3d,
+    R1: wp.mat33d,
+    M1: wp.vec3d,
+):
+    """`_stability_kernels._interval_maps` for one interval: its transfer map of (eta, p) as
+    blocks (a, b; c, d) [eta rows, p rows], from the six directions at offset o started at the
+    checkpoint (frame R0, moment M0 [N m]) and read at the next (R1, M1)."""
+    half = f64(0.5)
+    e0 = _end_rotation(sc, tid, o, R1)
+    e1 = _end_rotation(sc, tid, o + ny, R1)
+    e2 = _end_rotation(sc, tid, o + 2 * ny, R1)
+    e3 = _end_rotation(sc, tid, o + 3 * ny, R1)
+    e4 = _end_rotation(sc, tid, o + 4 * ny, R1)
+    e5 = _end_rotation(sc, tid, o + 5 * ny, R1)
+    Xe = _cols(e0, e1, e2)
+    Xm = _cols(e3, e4, e5)
+    Ye = _cols(
+        _ld3(sc.Z, o + 12, tid), _ld3(sc.Z, o + ny + 12, tid), _ld3(sc.Z, o + 2 * ny + 12, tid)
+    )
+    Ym = _cols(
+        _ld3(sc.Z, o + 3 * ny + 12, tid),
+        _ld3(sc.Z, o + 4 * ny + 12, tid),
+        _ld3(sc.Z, o + 5 * ny + 12, tid),
+    )
+    # World-frame start rotations, then the symplectic momenta p = dM - eta x M / 2 at both
+    # ends: (eta, p)_1 = T(M1) W T(M0)^-1 (eta, p)_0, T(M) = [[I, 0], [[M / 2]x, I]].
+    S0 = wp.skew(half * M0)
+    S1 = wp.skew(half * M1)
+    Wee = Xe @ wp.transpose(R0) - Xm @ S0
+    Wpe = Ye @ wp.transpose(R0) - Ym @ S0
+    return Wee, Xm, Wpe + S1 @ Wee, Ym + S1 @ Xm
+
+
+@wp.func
+def _neg_count3(D: wp.mat33d):
+    """`_stability._negative_count3` of a symmetric D: its negative eigenvalues from the signs
+    of the leading-minor ratios; -1 when D is singular, -2 when a leading minor is exactly 0
+    (the CPU falls back to eigenvalues there: left to it)."""
+    zero = f64(0.0)
+    m1 = D[0, 0]
+    m2 = D[0, 0] * D[1, 1] - D[0, 1] * D[1, 0]
+    m3 = (
+        D[0, 0] * (D[1, 1] * D[2, 2] - D[1, 2] * D[2, 1])
+        - D[0, 1] * (D[1, 0] * D[2, 2] - D[1, 2] * D[2, 0])
+        + D[0, 2] * (D[1, 0] * D[2, 1] - D[1, 1] * D[2, 0])
+    )
+    cnt = int(0)
+    if m3 == zero:
+        cnt = -1
+    elif m1 == zero or m2 == zero:
+        cnt = -2
+    else:
+        if m1 < zero:
+            cnt += 1
+        if m2 / m1 < zero:
+            cnt += 1
+        if m3 / m2 < zero:
+            cnt += 1
+    return cnt
+
+
+@wp.func
+def _inertia_step(
+    a: wp.mat33d,
+    b: wp.mat33d,
+    c: wp.mat33d,
+    d: wp.mat33d,
+    D: wp.mat33d,
+    C: wp.mat33d,
+    Dinv: wp.mat33d,
+    k: int,
+    last: int,
+):
+    """Iteration k of `_stability._second_variation_inertia`'s block LDL^T, streamed: with
+    map k = (a, b; c, d) (last = 0), or the closing pivot after the last map (last = 1, k = n).
+    D, C, Dinv carry the pivot being built, the coupling and the last pivot's inverse.
+    Returns (negative count of the pivot finished here, or -1 singular / -2 undecided, D, C,
+    Dinv)."""
+    half = f64(0.5)
+    zero = f64(0.0)
+    cnt = int(0)
+    E00 = D
+    E01 = C
+    E11 = D
+    if last == 0:
+        if wp.determinant(b) == zero:
+            cnt = -1
+        else:
+            bi = wp.inverse(b)
+            t1 = bi @ a
+            t2 = d @ t1
+            E11r = d @ bi
+            # E = [[b^-1 a, -b^-1], [c - d b^-1 a, d b^-1]]: its symmetric part.
+            E00 = half * (t1 + wp.transpose(t1))
+            E01 = half * (-bi + wp.transpose(c) - wp.transpose(t2))
+            E11 = half * (E11r + wp.transpose(E11r))
+    if cnt == 0 and k > 0:
+        # Finish node k's pivot: the left step's E11 (in D), the right step's E00, minus the
+        # elimination of node k - 1.
+        if last == 0:
+            D = D + E00
+        if k > 1:
+            D = D - wp.transpose(C) @ (Dinv @ C)
+        D = half * (D + wp.transpose(D))
+        cnt = _neg_count3(D)
+        if cnt >= 0:
+            Dinv = wp.inverse(D)
+    if last == 0:
+        C = E01
+        D = E11
+    return cnt, D, C, Dinv
+
+
+@wp.func
+def _add_count(neg: int, cnt: int):
+    # The first -1 (singular: not stable) or -2 (undecided) sticks, as the CPU test returns.
+    out = neg
+    if neg >= 0:
+        if cnt < 0:
+            out = cnt
+        else:
+            out = neg + cnt
+    return out
+
+
+@wp.func
 def _integrate(
     rod: _Rod,
     it: _Items,
@@ -190,26 +383,45 @@ def _integrate(
     lam: wp.float64,
     M0: wp.vec3d,
     n_dir: int,
+    n_stab: int,
     store: int,
     pos: wp.array3d(dtype=wp.float64),
 ):
     """RK4 over the grid from base moment M0 at load level lam (every load and tension scaled);
-    the final augmented state is left in sc.Z. Directions 0-2 are M0, 3 + j tension j.
-    With store, node positions go to pos[tid]. Returns 1, or 0 on a non-finite state."""
+    the final augmented state is left in sc.Z. Directions 0-2 are M0, 3 + j tension j (of
+    n_dir); with n_stab = 6, six more directions carry the stability test's transfer maps
+    (`_stability_kernels._interval_maps`: three rotations of the frame and three moment
+    changes at the last checkpoint, restarted at each one) into the streamed inertia count
+    (`_inertia_step`). With store, node positions go to pos[tid].
+    Returns (ok: 1, or 0 on a non-finite state; neg: the number of negative directions of
+    the energy's second variation (`_second_variation_inertia`), -1 where a block is
+    singular, -2 where a leading minor is exactly 0 (the CPU test decides), 0 unless n_stab)."""
     n_t = rod.n_t
-    ny = 15 + n_t
-    nz = ny * (1 + n_dir)
+    ny = _NY
+    n_all = n_dir + n_stab
+    nz = ny * (1 + n_all)
     zero = f64(0.0)
     one = f64(1.0)
-    for a in range(nz):
+    # The state itself in registers: (zp, zR, zM), its stage input (tR, tM: no derivative reads
+    # the position) and stage sum (kp, kR, kM), the same RK4 arithmetic as `_put`; the
+    # directions in sc (global).
+    zp = rod.base_p
+    zR = rod.base_R
+    zM = M0
+    tR = zR
+    tM = zM
+    kp = zp
+    kR = zR
+    kM = zM
+    for a in range(ny, nz):
         sc.Z[a, tid] = zero
-    for a in range(3):
-        sc.Z[a, tid] = rod.base_p[a]
-        sc.Z[12 + a, tid] = M0[a]
-        for c in range(3):
-            sc.Z[3 + 3 * a + c, tid] = rod.base_R[a, c]
     for d in range(wp.min(n_dir, 3)):
         sc.Z[ny * (1 + d) + 12 + d, tid] = one
+    if n_stab != 0:
+        _stab_reset(sc, tid, ny * (1 + n_dir), ny, rod.base_R)
+    # The first stage input (later ones, and the next steps' first, come from `_put`).
+    for a in range(ny, nz):
+        sc.ZT[a, tid] = sc.Z[a, tid]
     F = lam * it.force[tid]
     fd = lam * wp.vec3d(it.dist[tid, 0], it.dist[tid, 1], it.dist[tid, 2])
     g = lam * wp.vec3d(it.grav[tid, 0], it.grav[tid, 1], it.grav[tid, 2])
@@ -223,6 +435,26 @@ def _integrate(
     Si = I3
     Ci = I3
     unsettled = int(0)
+    # The stability test's checkpoints (`_stability_kernels._checkpoints`) and the streamed
+    # block LDL^T of its condensed second variation (`_second_variation_inertia`).
+    neg = int(0)
+    n_maps = int(0)
+    # (Not named C: the section Newton's moment block is C.)
+    piv_D = I3 * zero
+    piv_C = I3 * zero
+    piv_Dinv = I3 * zero
+    stiff = rod.seg_par[0, 0]
+    pull = zero
+    start = int(0)
+    omega = zero
+    R_cp = rod.base_R
+    M_cp = M0
+    if n_stab != 0:
+        for j in range(rod.seg_par.shape[0]):
+            for a in range(3):
+                stiff = wp.min(stiff, rod.seg_par[j, a])
+        for i in range(n_t):
+            pull = pull + wp.abs(lam * it.tau[tid, i])
     for k in range(rod.n_steps):
         seg = rod.step_seg[k]
         sa = rod.node_s[k]
@@ -239,9 +471,8 @@ def _integrate(
                 loaded = 1
         if store != 0:
             for a in range(3):
-                pos[tid, k, a] = sc.Z[a, tid]
-        for a in range(nz):
-            sc.ZT[a, tid] = sc.Z[a, tid]
+                pos[tid, k, a] = zp[a]
+        M_k = zM
         for stage in range(4):
             s = sa
             if stage == 1 or stage == 2:
@@ -250,8 +481,8 @@ def _integrate(
                 s = sb
             # Total distal force N(s) and body-frame section loads.
             N = Ne + q * (sb - s)
-            R = _ldm(sc.ZT, 3, tid)
-            M = _ld3(sc.ZT, 12, tid)
+            R = tR
+            M = tM
             nb = wp.transpose(R) @ N
             mb = wp.transpose(R) @ M
             # Section balance for (v, u):
@@ -319,34 +550,50 @@ def _integrate(
                     unsettled = 1
             # p' = R v ; R' = R [u]x ; M' = -p' x N ; l_i' = |v + u x r_i|
             pd = R @ v
-            _put3(sc, 0, tid, pd, stage, h)
-            _putm(sc, 3, tid, R @ wp.skew(u), stage, h)
-            _put3(sc, 12, tid, -wp.cross(pd, N), stage, h)
-            for i in range(n_t):
-                dl = zero
-                if int(rod.tendon[i, 3]) >= seg:
-                    r = _row3(rod.tendon, i)
-                    w = v + wp.cross(u, r)
-                    dl = wp.length(w)
-                    t = w / dl
-                    for a in range(3):
-                        sc.T[3 * i + a, tid] = t[a]
-                _put(sc, 15 + i, tid, dl, stage, h)
+            Rd = R @ wp.skew(u)
+            Md = -wp.cross(pd, N)
+            if stage == 0:
+                kp = pd
+                kR = Rd
+                kM = Md
+                tR = zR + f64(0.5) * h * Rd
+                tM = zM + f64(0.5) * h * Md
+            elif stage == 1:
+                kp = kp + f64(2.0) * pd
+                kR = kR + f64(2.0) * Rd
+                kM = kM + f64(2.0) * Md
+                tR = zR + f64(0.5) * h * Rd
+                tM = zM + f64(0.5) * h * Md
+            elif stage == 2:
+                kp = kp + f64(2.0) * pd
+                kR = kR + f64(2.0) * Rd
+                kM = kM + f64(2.0) * Md
+                tR = zR + h * Rd
+                tM = zM + h * Md
+            else:
+                zp = zp + h / f64(6.0) * (kp + pd)
+                zR = zR + h / f64(6.0) * (kR + Rd)
+                zM = zM + h / f64(6.0) * (kM + Md)
+                tR = zR
+                tM = zM
             # Sensitivities: linearize every line above, one direction at a time.
-            for d in range(n_dir):
+            for d in range(n_all):
                 o = ny * (1 + d)
                 E = _ldm(sc.ZT, o + 3, tid)
                 dM = _ld3(sc.ZT, o + 12, tid)
                 # d(R^T N) = dR^T N ; d(R^T M) = dR^T M + R^T dM
                 bv = wp.transpose(E) @ N
                 bu = wp.transpose(E) @ M + wp.transpose(R) @ dM
-                if d >= 3:
+                if d >= 3 and d < n_dir:
                     j = d - 3
                     if int(rod.tendon[j, 3]) >= seg:
-                        # Minus dg/dtau_j: tendon j's force and moment on the section.
-                        t = _ld3(sc.T, 3 * j, tid)
+                        # Minus dg/dtau_j: tendon j's force and moment on the section (its
+                        # unit tangent t = w / |w|, w = v + u x r_j, at the stage's strains).
+                        r = _row3(rod.tendon, j)
+                        w = v + wp.cross(u, r)
+                        t = w / wp.length(w)
                         bv = bv - t
-                        bu = bu - wp.cross(_row3(rod.tendon, j), t)
+                        bu = bu - wp.cross(r, t)
                 # J dx = b with the section Jacobian at the converged strains.
                 dv = wp.vec3d(zero, zero, zero)
                 du = dv
@@ -363,14 +610,48 @@ def _integrate(
                 _put3(sc, o, tid, dp, stage, h)
                 _putm(sc, o + 3, tid, E @ wp.skew(u) + R @ wp.skew(du), stage, h)
                 _put3(sc, o + 12, tid, -wp.cross(dp, N), stage, h)
-                for i in range(n_t):
-                    dl = zero
-                    if int(rod.tendon[i, 3]) >= seg:
-                        r = _row3(rod.tendon, i)
-                        dl = wp.dot(_ld3(sc.T, 3 * i, tid), dv + wp.cross(du, r))
-                    _put(sc, o + 15 + i, tid, dl, stage, h)
-        for a in range(nz):
-            sc.Z[a, tid] = sc.Z[a, tid] + h / f64(6.0) * sc.KA[a, tid]
+        if n_stab != 0:
+            # `_checkpoints`: the Jacobi equation's largest wavenumber over step k (its distal
+            # force at both ends, the moment at both nodes); node k + 1 closes the interval
+            # when the next step would take the phase past `_GROUP_ANGLE` (or at the tip).
+            fa = Ne + q * h
+            n_end = wp.sqrt(wp.max(wp.dot(fa, fa), wp.dot(Ne, Ne)))
+            M_k1 = zM
+            mom = wp.max(_amax3(M_k), _amax3(M_k1))
+            wk = wp.sqrt((n_end + pull) / stiff) + f64(_SQRT3) * mom / stiff
+            omega = wp.max(omega, wk)
+            close = int(0)
+            if k + 1 == rod.n_steps:
+                close = 1
+            elif (rod.node_s[k + 2] - rod.node_s[start]) * omega > f64(_GROUP_ANGLE):
+                close = 1
+            if close != 0:
+                o = ny * (1 + n_dir)
+                R1 = zR
+                a_m, b_m, c_m, d_m = _interval_map(sc, tid, o, ny, R_cp, M_cp, R1, M_k1)
+                cnt, piv_D, piv_C, piv_Dinv = _inertia_step(
+                    a_m, b_m, c_m, d_m, piv_D, piv_C, piv_Dinv, n_maps, 0
+                )
+                neg = _add_count(neg, cnt)
+                n_maps += 1
+                start = k + 1
+                omega = zero
+                R_cp = R1
+                M_cp = M_k1
+                if k + 1 < rod.n_steps:
+                    _stab_reset(sc, tid, o, ny, R1)
+    if n_stab != 0:
+        # The last node's pivot (`_second_variation_inertia` at k = n).
+        cnt, piv_D, piv_C, piv_Dinv = _inertia_step(
+            I3, I3, I3, I3, piv_D, piv_C, piv_Dinv, n_maps, 1
+        )
+        neg = _add_count(neg, cnt)
+    # The state's end where the callers read it (tip, moment, finiteness).
+    for a in range(3):
+        sc.Z[a, tid] = zp[a]
+        sc.Z[12 + a, tid] = zM[a]
+        for c in range(3):
+            sc.Z[3 + 3 * a + c, tid] = zR[a, c]
     ok = int(1)
     if unsettled != 0:
         ok = 0
@@ -379,8 +660,8 @@ def _integrate(
             ok = 0
     if store != 0:
         for a in range(3):
-            pos[tid, rod.n_steps, a] = sc.Z[a, tid]
-    return ok
+            pos[tid, rod.n_steps, a] = zp[a]
+    return ok, neg
 
 
 @wp.func
@@ -391,11 +672,13 @@ def _shoot(
     tid: int,
     lam: wp.float64,
     x: wp.vec3d,
+    n_dir: int,
     pos: wp.array3d(dtype=wp.float64),
 ):
-    """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x."""
-    ok = _integrate(rod, it, sc, tid, lam, x, 3, 0, pos)
-    ny = 15 + rod.n_t
+    """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x (with
+    n_dir = 3; with 0 the state alone is integrated and the Jacobian is meaningless)."""
+    ok, _neg = _integrate(rod, it, sc, tid, lam, x, n_dir, 0, 0, pos)
+    ny = _NY
     r = (_ld3(sc.Z, 12, tid) - lam * it.moment[tid]) / rod.m_scale
     c0 = _ld3(sc.Z, ny + 12, tid)
     c1 = _ld3(sc.Z, 2 * ny + 12, tid)
@@ -429,15 +712,32 @@ def _newton(
     r = x_in
     J = wp.identity(n=3, dtype=wp.float64)
     norm = f64(0.0)
+    norm_prev = f64(0.0)
     alpha = f64(1.0)
     nit = int(0)
     first = int(1)
     status = int(-1)
+    # A full step that quadratic convergence predicts to land below tol (`_static_kernels.
+    # _newton`'s `_PREDICTED_FRACTION`) is evaluated without sensitivities first: converged,
+    # it ends the solve; missed, the same trial is evaluated again with them. The iterates are
+    # the same either way (the state does not depend on the directions).
+    predicted = int(0)
     while status < 0:
-        ok, r_t, J_t = _shoot(rod, it, sc, tid, lam, x_try, pos)
+        n_dir = int(3)
+        if predicted != 0:
+            n_dir = 0
+        ok, r_t, J_t = _shoot(rod, it, sc, tid, lam, x_try, n_dir, pos)
         norm_t = _amax3(r_t)
         accepted = int(0)
-        if first != 0:
+        if predicted != 0:
+            predicted = 0
+            if ok != 0 and norm_t < norm and norm_t <= tol:
+                x = x_try
+                r = r_t
+                norm = norm_t
+                nit += 1
+                status = 0
+        elif first != 0:
             first = 0
             if ok == 0:
                 status = 3
@@ -445,8 +745,10 @@ def _newton(
         elif ok != 0 and norm_t < norm:
             accepted = 1
             nit += 1
-        if status < 0:
+        if status < 0 and n_dir != 0:
             if accepted != 0:
+                if first == 0 and nit > 0:
+                    norm_prev = norm
                 x = x_try
                 r = r_t
                 J = J_t
@@ -460,8 +762,13 @@ def _newton(
                     big = _amax3(step) / rod.m_scale
                     if big > bound:
                         step = step * (bound / big)
+                    elif (
+                        norm * norm * norm < f64(_PREDICTED_FRACTION) * tol * norm_prev * norm_prev
+                    ):
+                        predicted = 1
                     if not (wp.isfinite(step[0]) and wp.isfinite(step[1]) and wp.isfinite(step[2])):
                         status = 3
+                        predicted = 0
                     alpha = f64(1.0)
             else:
                 alpha = alpha * f64(0.5)
@@ -672,6 +979,7 @@ def _final_kernel(
     tol: wp.float64,
     jacobian: int,
     shapes: int,
+    stability: int,
     x_in: wp.array(dtype=wp.vec3d),
     lam_in: wp.array(dtype=wp.float64),
     res_in: wp.array(dtype=wp.float64),
@@ -680,21 +988,29 @@ def _final_kernel(
     tip_R: wp.array(dtype=wp.mat33d),
     jac: wp.array3d(dtype=wp.float64),
     pos: wp.array3d(dtype=wp.float64),
+    stable_out: wp.array(dtype=wp.int32),
 ):
-    """One more pass at each answer: tip frame, shape and tension sensitivities; success
-    (status 0) only at the full load, the residual within tol and every value finite."""
+    """One more pass at each answer: tip frame, shape, tension sensitivities and (with
+    stability) the stability test's maps; success (status 0) only at the full load, the
+    residual within tol and every value finite. stable_out: 1 stable, 0 not, -1 not decided
+    here (a zero leading minor: the CPU test decides), -2 not checked (not converged)."""
     tid = wp.tid()
     st = status[tid]
+    stable_out[tid] = _NOT_CHECKED
     if st == _STATUS_HEAVY:
         return
     n_t = rod.n_t
-    n_dir = 3
+    n_dir = int(0)
     if jacobian != 0:
         n_dir = 3 + n_t
     x = x_in[tid]
     lam = lam_in[tid]
-    ok = _integrate(rod, it, sc, tid, lam, x, n_dir, shapes, pos)
-    ny = 15 + n_t
+    # The test runs only where the solve converged at the full load (as the CPU batch's).
+    n_stab = int(0)
+    if stability != 0 and st == 0 and lam >= f64(1.0) and res_in[tid] <= tol:
+        n_stab = 6
+    ok, neg = _integrate(rod, it, sc, tid, lam, x, n_dir, n_stab, shapes, pos)
+    ny = _NY
     tip_p[tid] = _ld3(sc.Z, 0, tid)
     tip_R[tid] = _ldm(sc.Z, 3, tid)
     finite = ok != 0 and wp.isfinite(x[0]) and wp.isfinite(x[1]) and wp.isfinite(x[2])
@@ -719,6 +1035,13 @@ def _final_kernel(
         st = 1
     if st == 0 and not finite:
         st = 3
+    if st == 0 and n_stab != 0:
+        verdict = int(0)
+        if neg == 0:
+            verdict = 1
+        elif neg == -2:
+            verdict = _UNDECIDED
+        stable_out[tid] = verdict
     status[tid] = st
 
 
@@ -782,9 +1105,10 @@ def solve_batch_warp(
         or None for cold starts. jacobian : also return d tip / d tension (B, 3, n_t) [m/N],
         exact (forward sensitivities + implicit function theorem). shapes : also return node
         positions (B, n_nodes, 3) [m]. rtol, max_iter : as `solve_static`.
-    check_stability : test each converged item's stability on the CPU (`_stability_batch`,
-        the numba batch's test) and fill `stable`; unstable items get status 7, success False.
-        Without it `stable` is None (not checked).
+    check_stability : test each converged item's stability (the numba batch's test, on the
+        device; on the CPU threads only where the device cannot decide, see the module doc)
+        and fill `stable`; unstable items get status 7, success False. Without it `stable`
+        is None (not checked).
     Items with a load number above `_MULTI_SHOOT_ANGLE` return success=False and NaN (status
     8); a continuation step that still jumps off the branch at the smallest step, status 5.
     """
@@ -801,9 +1125,11 @@ def solve_batch_warp(
         guess = np.ascontiguousarray(np.asarray(guess, dtype=float).reshape(B, -1)[:, :3])
     wp.init()
     rod = _rod_struct(model, dev)
-    ny = 15 + n_t
-    nz = ny * (1 + (3 + n_t if jacobian else 3))
-    chunk = max(1, min(B, _SCRATCH_BYTES // (8 * (3 * nz + 3 * n_tp))))
+    ny = _NY
+    # Directions: Newton's three; the final pass's tensions' (3 + n_t) and the test's six.
+    n_final = (3 + n_t if jacobian else 0) + (6 if check_stability else 0)
+    nz = ny * (1 + max(3, n_final))
+    chunk = max(1, min(B, _SCRATCH_BYTES // (8 * 3 * nz)))
     out = {
         "x": np.full((B, 3), np.nan),
         "p": np.full((B, 3), np.nan),
@@ -818,6 +1144,7 @@ def solve_batch_warp(
     tau[:, :n_t] = loads.actuation
     bend = _tendon_bending_batch(model, loads.actuation)
     out["lam"] = np.zeros(B)
+    out["stab"] = np.full(B, _NOT_CHECKED, dtype=np.int32)
     sc = _Scratch()
     for b0 in range(0, B, chunk):
         b1 = min(B, b0 + chunk)
@@ -826,11 +1153,23 @@ def solve_batch_warp(
             sc.Z = wp.empty((nz, m), dtype=wp.float64, device=dev)
             sc.ZT = wp.empty((nz, m), dtype=wp.float64, device=dev)
             sc.KA = wp.empty((nz, m), dtype=wp.float64, device=dev)
-            sc.T = wp.zeros((3 * n_tp, m), dtype=wp.float64, device=dev)
         res = _launch(
-            rod, loads, tau, bend, guess, sc, b0, b1, dev, rtol, max_iter, jacobian, shapes
+            rod,
+            loads,
+            tau,
+            bend,
+            guess,
+            sc,
+            b0,
+            b1,
+            dev,
+            rtol,
+            max_iter,
+            jacobian,
+            shapes,
+            check_stability,
         )
-        for key in ("x", "p", "R", "res", "nit", "st", "lam"):
+        for key in ("x", "p", "R", "res", "nit", "st", "lam", "stab"):
             out[key][b0:b1] = res[key]
         if jac is not None:
             jac[b0:b1] = res["jac"][:, :, :n_t]
@@ -839,22 +1178,12 @@ def solve_batch_warp(
     status = out["st"].astype(np.int64)
     stable = None
     if check_stability:
-        # The numba batch's stability test on the CPU, at each converged answer.
-        checked = np.empty(B)
-        forces = np.ascontiguousarray(
-            np.stack([loads.tip_force, loads.tip_moment, loads.distributed_force, loads.gravity], 1)
-        )
-        _stability_batch(
-            np.ascontiguousarray(out["x"]),
-            np.ascontiguousarray(loads.actuation, dtype=float),
-            forces,
-            status,
-            model.kernel_geometry,
-            model.kernel_base,
-            np.ascontiguousarray(model.node_point_mass, dtype=float),
-            checked,
-        )
-        stable = checked == 1.0
+        # The device's verdicts; the numba batch's test on the CPU threads only where the
+        # device could not decide (a zero leading minor of the LDL^T, `_UNDECIDED`).
+        stable = out["stab"] == 1
+        left = np.flatnonzero((status == 0) & (out["stab"] == _UNDECIDED))
+        if left.size:
+            stable[left] = _stability_on_cpu(model, loads, out["x"], left)
         status[(status == 0) & ~stable] = STATUS_UNSTABLE
     success = status == 0
     return BatchArrays(
@@ -871,6 +1200,28 @@ def solve_batch_warp(
         load_scale=out["lam"],
         stable=stable,
     )
+
+
+def _stability_on_cpu(
+    model: RodModel, loads: BatchLoads, x: np.ndarray, items: np.ndarray
+) -> np.ndarray:
+    """`_stability_batch` (the numba batch's test) at the converged base moments x (B, 3)
+    [N m] of the given items (k,); returns their verdicts (k,) bool."""
+    forces = np.stack(
+        [loads.tip_force, loads.tip_moment, loads.distributed_force, loads.gravity], 1
+    )[items]
+    checked = np.empty(items.size)
+    _stability_batch(
+        np.ascontiguousarray(x[items]),
+        np.ascontiguousarray(loads.actuation[items], dtype=float),
+        np.ascontiguousarray(forces),
+        np.zeros(items.size, dtype=np.int64),
+        model.kernel_geometry,
+        model.kernel_base,
+        np.ascontiguousarray(model.node_point_mass, dtype=float),
+        checked,
+    )
+    return checked == 1.0
 
 
 def _tendon_bending_batch(model: RodModel, tensions: np.ndarray) -> np.ndarray:
@@ -934,6 +1285,7 @@ def _launch(
     max_iter: int,
     jacobian: bool,
     shapes: bool,
+    stability: bool,
 ) -> dict[str, np.ndarray]:
     """One launch over items b0..b1; returns its outputs as host arrays."""
     m = b1 - b0
@@ -965,6 +1317,7 @@ def _launch(
     jac = wp.zeros((m, 3, n_tp) if jacobian else (1, 1, 1), dtype=wp.float64, device=dev)
     n_nodes = rod.n_steps + 1
     pos = wp.zeros((m, n_nodes, 3) if shapes else (1, 1, 1), dtype=wp.float64, device=dev)
+    stab = wp.empty(m, dtype=wp.int32, device=dev)
     tol = wp.float64(rtol)
     use_guess = int(guess is not None)
     # Solve, then one pass at each answer for the outputs (two kernels: smaller code each).
@@ -977,7 +1330,24 @@ def _launch(
     wp.launch(
         _final_kernel,
         dim=m,
-        inputs=[rod, it, sc, tol, int(jacobian), int(shapes), x, lam, res, st, p, R, jac, pos],
+        inputs=[
+            rod,
+            it,
+            sc,
+            tol,
+            int(jacobian),
+            int(shapes),
+            int(stability),
+            x,
+            lam,
+            res,
+            st,
+            p,
+            R,
+            jac,
+            pos,
+            stab,
+        ],
         device=dev,
     )
     out = {
@@ -988,6 +1358,7 @@ def _launch(
         "nit": nit.numpy(),
         "st": st.numpy(),
         "lam": lam.numpy(),
+        "stab": stab.numpy(),
     }
     if jacobian:
         out["jac"] = jac.numpy()
@@ -1001,15 +1372,20 @@ def bench_batch_warp(
     batch_sizes: tuple[int, ...] = (1000, 10000, 100000, 1000000),
     device: str = "cuda:0",
     jacobian: bool = False,
+    check_stability: bool = True,
+    deadline: float = float("inf"),
 ) -> dict[str, float]:
     """Solves per second of `solve_batch_warp` at each batch size (after a warm-up call of the
     same size, `wp.synchronize` around the timed call; host transfers included).
 
     robot : default the SoftManiSim robot. Inputs are random but seeded: tensions uniform in
     0-3 N on every tendon, a tip force of uniform magnitude 0-1 N in a uniform 3-D direction.
-    Keys: `b{B}.solves_per_s`, `b{B}.converged_fraction`, `b{B}.seconds`, and
-    `first_call_s` (the first call: Warp's compile or kernel-cache load included). Without the
-    stability check (it runs on the CPU threads, not on the device).
+    check_stability : as `solve_batch_warp` (default on: what `solve_static_batch` returns).
+    deadline : a `time.perf_counter()` value; sizes not started by then are skipped
+    (`b{B}.skipped` = 1), so an unattended run stays within its budget.
+    Keys: `b{B}.solves_per_s`, `b{B}.converged_fraction`, `b{B}.stable_fraction` (with the
+    check), `b{B}.seconds`, and `first_call_s` (the first call: Warp's compile or kernel-cache
+    load included).
     """
     if robot is None:
         from softrod.description import find_robot
@@ -1017,33 +1393,35 @@ def bench_batch_warp(
 
         robot = compile_model(find_robot("softmanisim"))
     out: dict[str, float] = {}
-    t0 = time.perf_counter()
-    solve_batch_warp(
-        robot,
-        random_loads(robot, 1, 0),
+    kw = dict(
         device=device,
         guess=None,
         jacobian=jacobian,
         shapes=False,
         rtol=1e-10,
         max_iter=30,
-        check_stability=False,
+        check_stability=check_stability,
     )
+    t0 = time.perf_counter()
+    solve_batch_warp(robot, random_loads(robot, 1, 0), **kw)
     out["first_call_s"] = time.perf_counter() - t0
     dev = _device(device)
     for B in batch_sizes:
+        if time.perf_counter() > deadline:
+            out[f"b{B}.skipped"] = 1.0
+            continue
         loads = random_loads(robot, int(B), 1)
-        # The GPU solve alone (the stability check runs on the CPU threads).
-        kw = dict(device=device, guess=None, jacobian=jacobian, shapes=False, check_stability=False)
-        solve_batch_warp(robot, loads, rtol=1e-10, max_iter=30, **kw)
+        solve_batch_warp(robot, loads, **kw)
         wp.synchronize_device(dev)
         t0 = time.perf_counter()
-        res = solve_batch_warp(robot, loads, rtol=1e-10, max_iter=30, **kw)
+        res = solve_batch_warp(robot, loads, **kw)
         wp.synchronize_device(dev)
         dt = time.perf_counter() - t0
         out[f"b{B}.seconds"] = dt
         out[f"b{B}.solves_per_s"] = B / dt
         out[f"b{B}.converged_fraction"] = float(np.mean(res.success))
+        if res.stable is not None:
+            out[f"b{B}.stable_fraction"] = float(np.mean(res.stable))
     return out
 
 
