@@ -5,7 +5,7 @@ docs/validation.md, "Disk contact"): contact parameters from the robots' geometr
     PYTHONPATH=src python dev/hardware_contact.py ROBOT FITTED.yaml contact [--thickness T]
         [--scale S ...] [--stride N]
     PYTHONPATH=src python dev/hardware_contact.py ROBOT FITTED.yaml scan --scale S ... [--stride N]
-        [--half first|second]
+        [--half first|second] [--penalty R]
     PYTHONPATH=src python dev/hardware_contact.py ROBOT FITTED.yaml refit --scale S0 [--stride N]
         [--max-nfev M]
 
@@ -404,11 +404,14 @@ def scan(
     sub_seg = np.repeat(np.arange(len(spec.segments)), [s.disks for s in spec.segments])
     e0 = np.linalg.norm(ssr[max(ssr)].reshape(-1, 3), axis=1)
     e1 = np.linalg.norm(r_hat.reshape(-1, 3), axis=1)
-    cls = np.array([pattern_class(p) for p in tr.pattern[rows]])
-    for c in sorted(set(cls)):
-        m = cls == c
-        print(f"    train {c}: {e0[m].mean():.3f} -> {e1[m].mean():.3f} mm ({m.sum()} rows), SSR "
-              f"{np.sum(e0[m] ** 2):.0f} -> {np.sum(e1[m] ** 2):.0f}")  # fmt: skip
+    for name, f in (("class", pattern_class), ("family", family)):
+        cls = np.array([f(p) for p in tr.pattern[rows]])
+        for c in sorted(set(cls)):
+            m = cls == c
+            if name == "family" and np.sum(e0[m] ** 2) == np.sum(e1[m] ** 2):
+                continue
+            print(f"    train {name} {c}: {e0[m].mean():.3f} -> {e1[m].mean():.3f} mm ({m.sum()} "
+                  f"rows), SSR {np.sum(e0[m] ** 2):.0f} -> {np.sum(e1[m] ** 2):.0f}")  # fmt: skip
     base = None
     for sc in (np.inf, s_hat):
         st = {}
@@ -498,6 +501,8 @@ def main() -> None:
             del args[i : i + 2]
         return vals if many else vals[0]
 
+    global PENALTY_RATIO
+    PENALTY_RATIO = opt("--penalty", PENALTY_RATIO)
     thickness = opt("--thickness", DISK_THICKNESS)
     scales = opt("--scale", [1.0], many=True)
     stride = opt("--stride", 8, int)
