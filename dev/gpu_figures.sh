@@ -22,17 +22,18 @@ if [ "$1" = statics ]; then
     timeout 150 bash -c "$SR bench static-batch --batch 1000,10000,100000" 2>&1 | tee "$O/static_batch_cpu.txt"
     exit 0
 fi
-# Reach-v0 at 4096 / 16384 / 65536 worlds, lean (make_batched's default) and no_lean (MuJoCo
-# Warp's defaults, the configuration before) alternating per world count: a paired comparison
-# (100 steps = two 50-step episodes, resets included). Then the other batched envs at 16384.
+# Reach-v0 at 4096 / 16384 / 65536 worlds in three configurations measured in turn per world
+# count (a paired comparison): lean (make_batched's default, bit-for-bit MuJoCo Warp's defaults),
+# no_lean (MuJoCo Warp's defaults: the configuration before) and direct (lean + direct_solve).
+# 80 steps: a 50-step episode's reset included. Then the other two at 16384, lean and direct.
 # PPO training is not part of this default mode (the lead adds it).
-echo "== bench batched-envs Reach-v0 lean/no_lean $(date -u +%T)"
-timeout 170 bash -c "$SR bench batched-envs --envs Reach-v0 --worlds 4096,16384,65536 --steps 100 \
-    --configs lean,no_lean --device cuda:0" 2>&1 | tee "$O/bench_batched_reach.txt"
+echo "== bench batched-envs Reach-v0 lean/no_lean/direct $(date -u +%T)"
+timeout 150 bash -c "$SR bench batched-envs --envs Reach-v0 --worlds 4096,16384,65536 --steps 80 \
+    --configs lean,no_lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_reach.txt"
 echo "== bench batched-envs PlanarReach-v0 $(date -u +%T)"
-timeout 60 bash -c "$SR bench batched-envs --envs PlanarReach-v0 --worlds 16384 --steps 100 \
-    --device cuda:0" 2>&1 | tee "$O/bench_batched_planar.txt"
+timeout 40 bash -c "$SR bench batched-envs --envs PlanarReach-v0 --worlds 16384 --steps 60 \
+    --configs lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_planar.txt"
 echo "== bench batched-envs MagneticNavigate-v0 $(date -u +%T)"
-timeout 60 bash -c "$SR bench batched-envs --envs MagneticNavigate-v0 --worlds 16384 --steps 100 \
-    --device cuda:0" 2>&1 | tee "$O/bench_batched_magnetic.txt"
+timeout 50 bash -c "$SR bench batched-envs --envs MagneticNavigate-v0 --worlds 16384 --steps 60 \
+    --configs lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_magnetic.txt"
 echo "== done $(date -u +%T)"
