@@ -4,8 +4,9 @@ One host (CPU) environment gives the MuJoCo model and its bookkeeping; `mujoco_w
 copies the model to the device and every world keeps its own task state (target, commands,
 trajectory) in device arrays. One `step` is, for all worlds at once: action kernel -> the
 environment's physics substeps (`mujoco_warp.step`, with a per-substep kernel where the task
-applies loads) -> a forward pass -> observation / reward / success kernel. On CUDA the step is
-captured once as a CUDA graph and replayed.
+applies loads) -> a forward pass (contact-free models with `lean`: only what the observation
+reads) -> observation / reward / success kernel. On CUDA the step is captured once as a CUDA
+graph and replayed. `lean` (default) and `direct_solve` (opt-in): see `BatchedEnv`.
 
 Contract (a `gymnasium.vector.VectorEnv`, tensors are torch tensors on the device, shared with
 the Warp arrays without copies): `reset(seed=)` -> (obs (n, n_obs) float32, info); `step(actions
@@ -460,8 +461,16 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         wp, mjw = self._wp, self._mjw
         self._task.apply_action(self)
         for _ in range(self.n_substeps):
-            self._task.before_substep(self)
-            mjw.step(self.model, self.data)
+            if self.lean and self._task.substep_loads:
+                # Loads at the substep's own frames: MuJoCo Warp's step in its two halves
+                # (position and velocity stages; then forces, solve, integration), the same
+                # kernels as kinematics + step with the kinematics run once instead of twice.
+                mjw.step1(self.model, self.data)
+                self._task.apply_loads(self)
+                mjw.step2(self.model, self.data)
+            else:
+                self._task.before_substep(self)
+                mjw.step(self.model, self.data)
         # As the CPU envs: observe the state after the last integration, not before it.
         if self.contact_free:
             # What the observation kernels read (frames, subtree COM, body velocities), by the
@@ -771,7 +780,13 @@ class _ReachTask:
             outputs=[self.kappa, env.data.ctrl],
         )
 
+    #: No loads applied per substep (`apply_loads`, `before_substep` do nothing).
+    substep_loads = False
+
     def before_substep(self, env: BatchedEnv) -> None:
+        pass
+
+    def apply_loads(self, env: BatchedEnv) -> None:
         pass
 
     def evaluate(self, env: BatchedEnv) -> None:
@@ -929,10 +944,18 @@ class _MagneticTask:
             outputs=[self.field],
         )
 
+    #: Torques applied per substep: `apply_loads` after the substep's kinematics (lean, between
+    #: `mjw.step1` and `mjw.step2`) or `before_substep` (kinematics, then the loads).
+    substep_loads = True
+
     def before_substep(self, env: BatchedEnv) -> None:
         # Torques at the current orientation (the data's frames are those before the last
         # integration until kinematics runs again).
         env._mjw.kinematics(env.model, env.data)
+        self.apply_loads(env)
+
+    def apply_loads(self, env: BatchedEnv) -> None:
+        """Torques m x B on the dipoles at the data's current frames (xmat)."""
         env._wp.launch(
             env._k.dipole_torques,
             dim=(env.num_envs, self.n_dipoles),
