@@ -37,15 +37,17 @@ def bench_batched_env(
     actions (resets
     at the horizon included): `steps_per_s` (world-steps per second), `ms_per_step` (one
     batched control step), `setup_s` (model upload, kernel compilation and graph capture),
-    `data_kib_per_world` (MuJoCo Warp's per-world arrays), `device_kib_per_world` (CUDA only:
-    the device memory the env took, graph included, per world) and `overflow` (1 when a world
-    ran out of contact capacity)."""
+    `data_kib_per_world` (MuJoCo Warp's per-world arrays), `device_kib_per_world` (CUDA with
+    Warp's memory pool only: the pool's growth from before the env to after its warm-up, per
+    world) and `overflow` (1 when a world ran out of contact capacity)."""
     from softrod.envs import make_batched
     from softrod.envs._batched import _import_warp
 
     wp, _ = _import_warp()  # quiet Warp before it initializes (stdout: `case.metric` lines)
     dev = wp.get_device(device)
-    free0 = dev.free_memory if dev.is_cuda else 0
+    # Warp's memory pool (CUDA): what this env allocates, not what the pool keeps from before.
+    pooled = dev.is_cuda and wp.is_mempool_enabled(dev)
+    used0 = wp.get_mempool_used_mem_current(dev) if pooled else 0
     t0 = time.perf_counter()
     env = make_batched(env_id, n_worlds, device=device, lean=lean, direct_solve=direct_solve)
     env.reset(seed=seed)
@@ -66,8 +68,9 @@ def bench_batched_env(
         "setup_s": setup,
         "data_kib_per_world": data_bytes(env.data) / n_worlds / 1024,
     }
-    if dev.is_cuda:
-        out["device_kib_per_world"] = (free0 - dev.free_memory) / n_worlds / 1024
+    if pooled:
+        used = wp.get_mempool_used_mem_current(dev) - used0
+        out["device_kib_per_world"] = used / n_worlds / 1024
     out["overflow"] = float(env.overflow())
     env.close()
     return out
