@@ -22,6 +22,8 @@ if [ "$1" = statics ]; then
     timeout 150 bash -c "$SR bench static-batch --batch 1000,10000,100000" 2>&1 | tee "$O/static_batch_cpu.txt"
     exit 0
 fi
+# The kernels of all three configurations come from dev/warp_aot.py (its default --configs
+# lean,no_lean,direct); a configuration missing there compiles on the GPU (~60 s per env).
 # Reach-v0 at 4096 / 16384 / 65536 worlds in three configurations measured in turn per world
 # count (a paired comparison): lean (make_batched's default, bit-for-bit MuJoCo Warp's defaults),
 # no_lean (MuJoCo Warp's defaults: the configuration before) and direct (lean + direct_solve).
