@@ -11,11 +11,11 @@ CUDA device, or with another block size, still compile there.
     WARP_CACHE_PATH=.dev/c/warpcache PYTHONPATH=src python dev/warp_aot.py \
         --envs Reach-v0,PlanarReach-v0,MagneticNavigate-v0 --arch 90
 
-The environments are stepped once with two worlds on Warp's CPU device so that every kernel the
-step uses is defined (MuJoCo Warp builds some kernels per model); then every module that was loaded
-is compiled for `--arch` as CUBIN (what Warp picks when the driver's CUDA is older than its
-toolkit, as on the lent machines: driver 580 = CUDA 13.0, Warp 1.19's NVRTC 13.4) and, with
-`--ptx`, as PTX too.
+The environments are stepped twice with two worlds on Warp's CPU device, in each `--configs`
+configuration, so that every kernel the step uses is defined (MuJoCo Warp builds some kernels
+per model); then every module that was loaded is compiled for `--arch` as CUBIN (what Warp picks
+when the driver's CUDA is older than its toolkit, as on the lent machines: driver 580 = CUDA
+13.0, Warp 1.19's NVRTC 13.4) and, with `--ptx`, as PTX too.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ def main() -> None:
     ap.add_argument("--arch", type=int, default=90, help="CUDA compute capability (90: H100/H200)")
     ap.add_argument("--ptx", action="store_true", help="also write PTX (not only CUBIN)")
     ap.add_argument("--no-statics", action="store_true", help="skip rods/_batch_warp")
+    ap.add_argument(
+        "--configs",
+        default="lean,no_lean,direct",
+        help="make_batched configurations to define (bench batched-envs --configs): lean (the "
+        "default), no_lean (lean=False), direct (direct_solve=True); each builds its own kernels",
+    )
     args = ap.parse_args()
     if "WARP_CACHE_PATH" not in os.environ:
         raise SystemExit("set WARP_CACHE_PATH to the cache folder that will travel")
@@ -53,13 +59,15 @@ def main() -> None:
 
     from softrod.envs import make_batched
 
+    options = {"lean": {}, "no_lean": {"lean": False}, "direct": {"direct_solve": True}}
     for env_id in filter(None, args.envs.split(",")):
         t1 = time.perf_counter()
-        env = make_batched(env_id, 2, device="cpu")
-        env.reset(seed=0)
-        act = np.zeros((2, *env.single_action_space.shape), dtype=np.float32)
-        env.step(act)
-        env.step(act)
+        for config in filter(None, args.configs.split(",")):
+            env = make_batched(env_id, 2, device="cpu", **options[config])
+            env.reset(seed=0)
+            act = np.zeros((2, *env.single_action_space.shape), dtype=np.float32)
+            env.step(act)
+            env.step(act)
         print(f"warp_aot.{env_id}.cpu_define_s: {time.perf_counter() - t1:.1f}", flush=True)
     # Every module that ran on the CPU, compiled for the GPU architecture.
     t2 = time.perf_counter()

@@ -40,6 +40,10 @@ SHORT = {
     "softrod/MagneticNavigate-v0": {"episode_steps": 10},
     "softrod/TrackTrajectory-v1": {"hold_steps": 2, "period": 0.5},
 }
+#: `direct_solve=True` against the default, any observation component and the reward: the
+#: same float32 linear system solved directly (Cholesky) or by PCG to a 1e-5 relative
+#: residual, velocities dividing the difference by the step (measured 6.0e-5 over 25 steps).
+LEAN_TOL = 5e-4
 
 
 def test_every_registered_env_is_listed() -> None:
@@ -60,6 +64,77 @@ def test_batched_env_matches_cpu_env(env_id: str) -> None:
     assert err["reward_error"] <= REWARD_TOL
     assert err["success_mismatch"] == 0 and err["truncated_mismatch"] == 0
     assert not err["overflow"]
+
+
+def test_contact_free_proof() -> None:
+    """`lean` switches contacts off only where no pair can touch for any joint angles: the
+    hanging robot clears the floor by 9.0 cm however it bends, not ReachObstacle's bar, and not
+    a floor raised into its reach (host models only, no device)."""
+    import gymnasium as gym
+    import mujoco
+
+    from softrod.envs._batched import _contacts_impossible, _no_constraint_rows
+
+    def host(env_id: str) -> object:
+        env = gym.make(env_id, disable_env_checker=True).unwrapped
+        env.reset(seed=0)
+        return env
+
+    reach = host("softrod/Reach-v0")
+    m, d = reach.model, reach.data  # type: ignore[attr-defined]
+    assert _contacts_impossible(m, d) and _no_constraint_rows(m)
+    obstacle = host("softrod/ReachObstacle-v0")
+    assert not _contacts_impossible(obstacle.model, obstacle.data)  # type: ignore[attr-defined]
+    m.geom_pos[0, 2] = 0.0  # the floor plane raised to the hanging robot's tip
+    mujoco.mj_forward(m, d)
+    assert not _contacts_impossible(m, d)
+    m.jnt_limited[0] = 1
+    assert not _no_constraint_rows(m)
+
+
+def test_lean_matches_mujoco_defaults() -> None:
+    """Reach with `lean` (no contacts, 1-row buffers, a light observe pass) is bit-for-bit
+    MuJoCo Warp's default configuration, step for step through an auto-reset; `direct_solve`
+    stays within LEAN_TOL of it."""
+    import mujoco_warp as mjw
+
+    lean, full, direct = (
+        make_batched("Reach-v0", 2, DEVICE, episode_steps=4, lean=flag, direct_solve=solve)
+        for flag, solve in ((True, False), (False, False), (True, True))
+    )
+    assert lean.contact_free and lean.constraint_free and lean.data.njmax == 1
+    assert lean.model.opt.disableflags & int(mjw.DisableBit.CONTACT)
+    assert lean.model.opt.run_qacc_smooth and not direct.model.opt.run_qacc_smooth
+    assert not full.contact_free and full.data.njmax > 1
+    actions = np.random.default_rng(5).uniform(-1, 1, (6, 2, 10)).astype(np.float32)
+    for env in (lean, full, direct):
+        env.reset(seed=2)
+    for k in range(6):
+        o_lean, r_lean, *_, info = lean.step(actions[k])
+        o_full, r_full, *_, info_full = full.step(actions[k])
+        o_direct, r_direct, *_ = direct.step(actions[k])
+        assert torch.equal(o_lean, o_full) and torch.equal(r_lean, r_full)
+        assert torch.equal(info["distance"], info_full["distance"])
+        assert float((o_direct - o_lean).abs().max()) <= LEAN_TOL
+        assert float((r_direct - r_lean).abs().max()) <= LEAN_TOL
+
+
+def test_lean_magnetic_is_bit_for_bit() -> None:
+    """MagneticNavigate with `lean` (the torques between `mjw.step1` and `mjw.step2`, no
+    separate kinematics pass per substep) is bit-for-bit MuJoCo Warp's default configuration."""
+    import warp as wp
+
+    lean, full = (
+        make_batched("MagneticNavigate-v0", 2, DEVICE, lean=flag) for flag in (True, False)
+    )
+    actions = np.random.default_rng(7).uniform(-1, 1, (3, 2, 3)).astype(np.float32)
+    lean.reset(seed=4)
+    full.reset(seed=4)
+    for k in range(3):
+        o_lean, r_lean, *_ = lean.step(actions[k])
+        o_full, r_full, *_ = full.step(actions[k])
+        assert torch.equal(o_lean, o_full) and torch.equal(r_lean, r_full)
+    assert torch.equal(wp.to_torch(lean.data.qvel), wp.to_torch(full.data.qvel))
 
 
 def test_obstacle_contacts_match() -> None:
@@ -181,4 +256,6 @@ def test_bench_batched_envs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*args, "--steps", "3", "--device", DEVICE]) == 0
     out = capsys.readouterr().out
     assert "batched_envs.PlanarReach-v0.worlds_2.steps_per_s:" in out
+    assert "batched_envs.PlanarReach-v0.worlds_2.data_kib_per_world:" in out
+    assert main([*args, "--configs", "lean,fast"]) != 0
     assert main(["bench", "batched-envs", "--envs", "PushCube-v0"]) != 0

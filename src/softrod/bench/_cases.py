@@ -129,6 +129,10 @@ def _warp_reach(
     return out
 
 
+#: `softrod bench batched-envs --configs`: make_batched's default, lean=False, direct_solve=True.
+BATCHED_CONFIGS = ("lean", "no_lean", "direct")
+
+
 def _batched_envs(
     env_ids: Sequence[str] | None = None,
     worlds: Sequence[int] = (1024, 4096),
@@ -136,21 +140,38 @@ def _batched_envs(
     device: str | None = None,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    configs: Sequence[str] = ("lean",),
 ) -> dict[str, float]:
     """Raises ImportError when MuJoCo Warp is missing (`softrod[warp]`); `progress` gets a
-    line per measurement (stderr in the CLI)."""
+    line per measurement (stderr in the CLI). `configs`, measured in turn per world count:
+    "lean" (`make_batched`'s default, keys `batched_envs.ENV.worlds_N.*`), "no_lean"
+    (`lean=False`, MuJoCo Warp's defaults) and "direct" (`direct_solve=True`), keys
+    `batched_envs.ENV.CONFIG.worlds_N.*`."""
     from softrod.bench._batched_envs import bench_batched_env
     from softrod.envs import BATCHED_ENV_IDS
 
+    for config in configs:
+        if config not in BATCHED_CONFIGS:
+            raise ValueError(f"configs must be in {BATCHED_CONFIGS}, got {config!r}")
     ids = [i.removeprefix("softrod/") for i in (env_ids or BATCHED_ENV_IDS)]
     out = {}
     for env in ids:
         for n in worlds:
-            res = bench_batched_env(env, n, steps=steps, device=device, seed=seed)
-            for key, value in res.items():
-                out[f"batched_envs.{env}.worlds_{n}.{key}"] = value
-            if progress is not None:
-                progress(f"{env} {n} worlds: {res['steps_per_s']:.0f} world-steps/s")
+            for config in configs:
+                res = bench_batched_env(
+                    env,
+                    n,
+                    steps=steps,
+                    device=device,
+                    seed=seed,
+                    lean=config != "no_lean",
+                    direct_solve=config == "direct",
+                )
+                prefix = f"batched_envs.{env}." + ("" if config == "lean" else f"{config}.")
+                for key, value in res.items():
+                    out[f"{prefix}worlds_{n}.{key}"] = value
+                if progress is not None:
+                    progress(f"{env} {config} {n} worlds: {res['steps_per_s']:.0f} world-steps/s")
     return out
 
 

@@ -227,6 +227,12 @@ def bench_batched_envs_cmd(
     steps: int = typer.Option(300, help="Batched control steps per measurement."),
     device: str | None = typer.Option(None, help="Warp device, e.g. cuda:0 [Warp's default]."),
     seed: int = typer.Option(0, help="Seed of the tasks."),
+    configs: str = typer.Option(
+        "lean",
+        "--configs",
+        help="Comma-separated: lean (make_batched's default), no_lean (MuJoCo Warp's "
+        "defaults), direct (lean with direct_solve=True).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     from softrod.cli._learn_cmds import resolve_env_id
@@ -240,6 +246,9 @@ def bench_batched_envs_cmd(
     if steps < 1:
         raise CliError(f"--steps must be >= 1, got {steps}")
     ids = None if envs is None else [resolve_env_id(e.strip()) for e in envs.split(",")]
+    config_list = [c.strip() for c in configs.split(",")]
+    if not set(config_list) <= {"lean", "no_lean", "direct"}:
+        raise CliError(f"--configs must list lean, no_lean or direct, got {configs!r}")
     try:
         from softrod.envs import BATCHED_ENV_IDS, UNBATCHED_ENV_IDS
 
@@ -256,6 +265,7 @@ def bench_batched_envs_cmd(
             device=device,
             seed=seed,
             progress=lambda line: print(line, file=sys.stderr, flush=True),
+            configs=config_list,
         )
     except ImportError as exc:
         raise CliError(str(exc)) from None

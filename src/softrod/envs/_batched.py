@@ -4,8 +4,9 @@ One host (CPU) environment gives the MuJoCo model and its bookkeeping; `mujoco_w
 copies the model to the device and every world keeps its own task state (target, commands,
 trajectory) in device arrays. One `step` is, for all worlds at once: action kernel -> the
 environment's physics substeps (`mujoco_warp.step`, with a per-substep kernel where the task
-applies loads) -> a forward pass -> observation / reward / success kernel. On CUDA the step is
-captured once as a CUDA graph and replayed.
+applies loads) -> a forward pass (contact-free models with `lean`: only what the observation
+reads) -> observation / reward / success kernel. On CUDA the step is captured once as a CUDA
+graph and replayed. `lean` (default) and `direct_solve` (opt-in): see `BatchedEnv`.
 
 Contract (a `gymnasium.vector.VectorEnv`, tensors are torch tensors on the device, shared with
 the Warp arrays without copies): `reset(seed=)` -> (obs (n, n_obs) float32, info); `step(actions
@@ -131,7 +132,27 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
     Attributes: `host` (the CPU env the model and settings come from), `device` (Warp
     device), `torch_device`, `episode_steps`, and the Warp arrays `obs`, `reward`, `distance`,
     `success` (int32), `action` (all with a leading world axis; `warp.to_torch` shares them).
-    nconmax, njmax : MuJoCo Warp's contact / constraint capacity per world (None: its default).
+    `contact_free` (True when no contact can occur, see `lean`), `constraint_free` (True when
+    no constraint row can exist: `contact_free` and no equality, limit or friction loss).
+    nconmax, njmax : MuJoCo Warp's contact / constraint capacity per world (None: its default;
+        1 with `lean` and `constraint_free`, where no row is ever written).
+    lean : True (default): what cannot change a result is not run on the device, and the
+        results are bit-for-bit those of MuJoCo Warp's defaults (tested). Contacts are switched
+        off (`DisableBit.CONTACT`) where `contact_free` proves none possible (every collision
+        pair's bounding spheres stay apart for any joint angles), a `constraint_free` model gets
+        1-row contact/constraint buffers (none is ever written; MuJoCo Warp's kernels loop over
+        the capacity), and after the substeps a contact-free step computes only what the
+        observation reads (kinematics, subtree COM, body velocities: the same kernels) instead of
+        a whole `mjw.forward` with its solves. False: MuJoCo Warp's defaults (the configuration
+        before `lean`, kept for paired benchmarks).
+    direct_solve : False (default). True, in a `constraint_free` model only: MuJoCo Warp's
+        `opt.run_qacc_smooth = False` (experimental there): the step skips the iterative
+        effective-metric solve for qacc_smooth (PCG, 7-14 iterations of 6 launches each on
+        Reach, measured) and the Newton solver's first step solves the same linear system
+        directly (dense Cholesky). Not bit-for-bit: float32 rounding moves (largest
+        difference to lean over 25 steps: 6.0e-5 Reach, 1.3e-3 TrackTrajectory observation
+        components), within the CPU cross-checks' tolerances but further from MuJoCo C on
+        TrackTrajectory (observations 1.3e-3 vs 9.6e-5), hence opt-in.
     """
 
     metadata: dict[str, Any] = {  # noqa: RUF012
@@ -146,6 +167,8 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         device: str | None = None,
         nconmax: int | None = None,
         njmax: int | None = None,
+        lean: bool = True,
+        direct_solve: bool = False,
         **env_kwargs: Any,
     ) -> None:
         import softrod.envs  # noqa: F401  (registers the ids)
@@ -178,8 +201,20 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         n_obs = int(np.prod(host.observation_space.shape))
         n_act = int(np.prod(host.action_space.shape))
         m = host.model
+        self.lean = bool(lean)
+        self.contact_free = self.lean and _contacts_impossible(m, host.data)
+        self.constraint_free = self.contact_free and _no_constraint_rows(m)
+        if self.constraint_free:
+            # No row is ever written: the smallest buffers (0 would take MuJoCo Warp's
+            # solver-less path, not bit-for-bit the same).
+            nconmax = 1 if nconmax is None else nconmax
+            njmax = 1 if njmax is None else njmax
         with wp.ScopedDevice(self.device):
             self.model = mjw.put_model(m)
+            if self.contact_free:
+                self.model.opt.disableflags |= int(mjw.DisableBit.CONTACT)
+            if self.constraint_free and direct_solve:
+                self.model.opt.run_qacc_smooth = False
             self.data = mjw.put_data(m, host.data, nworld=n, nconmax=nconmax, njmax=njmax)
             self.obs = wp.zeros((n, n_obs), dtype=f32)
             self.action = wp.zeros((n, n_act), dtype=f32)
@@ -426,10 +461,26 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         wp, mjw = self._wp, self._mjw
         self._task.apply_action(self)
         for _ in range(self.n_substeps):
-            self._task.before_substep(self)
-            mjw.step(self.model, self.data)
+            if self.lean and self._task.substep_loads:
+                # Loads at the substep's own frames: MuJoCo Warp's step in its two halves
+                # (position and velocity stages; then forces, solve, integration), the same
+                # kernels as kinematics + step with the kinematics run once instead of twice.
+                mjw.step1(self.model, self.data)
+                self._task.apply_loads(self)
+                mjw.step2(self.model, self.data)
+            else:
+                self._task.before_substep(self)
+                mjw.step(self.model, self.data)
         # As the CPU envs: observe the state after the last integration, not before it.
-        mjw.forward(self.model, self.data)
+        if self.contact_free:
+            # What the observation kernels read (frames, subtree COM, body velocities), by the
+            # same kernels as mjw.forward's; its dynamics the next mjw.step recomputes from the
+            # state anyway (no contacts to count: contact_free).
+            mjw.kinematics(self.model, self.data)
+            mjw.com_pos(self.model, self.data)
+            mjw.com_vel(self.model, self.data)
+        else:
+            mjw.forward(self.model, self.data)
         wp.launch(self._k.tick, dim=1, outputs=[self.clock])
         self._task.evaluate(self)
         d = self.data
@@ -439,6 +490,110 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             inputs=[d.qpos, d.qvel, self.reward, self.distance],
             outputs=[self.unstable],
         )
+
+
+def _contacts_impossible(m: Any, d: Any) -> bool:
+    """True when no geom pair MuJoCo would test can touch, for any joint angles: every pair is
+    a static geom (welded to the world, not mocap) and a geom on a chain of hinge/ball joints
+    with pivots at the body origins (`jnt_pos` 0) hanging from a static body, and the moving
+    geom's bounding sphere, however the chain bends, stays clear of the static geom (a plane's
+    half-space or a bounding sphere) by more than both margins. `d`: the host data after
+    `mj_forward` (static frames). False, the safe answer, for anything else (explicit pairs,
+    moving-moving pairs, slide/free joints, height fields, flexes)."""
+    import mujoco
+
+    if m.npair > 0 or m.nflex > 0:
+        return False
+    # Contacts the model would test: contype/conaffinity compatible, different weld bodies,
+    # not parent-child (unless that filter is off), not excluded.
+    filter_parent = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
+    excluded = {
+        (int(s), int(t))
+        for s, t in zip(m.exclude_signature >> 16, m.exclude_signature & 0xFFFF, strict=True)
+    }
+    static = (m.body_weldid == 0) & (m.body_mocapid < 0)
+    # Reach of every moving body's origin from its chain's anchor (the first moving body's
+    # origin, fixed while its pivots sit at the origin), and that anchor.
+    reach = np.zeros(m.nbody)
+    anchor = np.full(m.nbody, -1)  # -1: no bound (mocap, free or slide joints, offset pivots)
+    for b in range(1, m.nbody):
+        if static[b]:
+            continue
+        p = int(m.body_parentid[b])
+        n_jnt, adr = int(m.body_jntnum[b]), int(m.body_jntadr[b])
+        types = m.jnt_type[adr : adr + n_jnt]
+        hinged = not np.any(
+            (types == mujoco.mjtJoint.mjJNT_FREE) | (types == mujoco.mjtJoint.mjJNT_SLIDE)
+        ) and not np.any(m.jnt_pos[adr : adr + n_jnt] != 0.0)
+        if m.body_mocapid[b] >= 0 or not hinged:
+            continue
+        if static[p]:
+            anchor[b], reach[b] = b, 0.0
+        elif anchor[p] >= 0:
+            anchor[b] = anchor[p]
+            reach[b] = reach[p] + float(np.linalg.norm(m.body_pos[b]))
+    for g1 in range(m.ngeom):
+        for g2 in range(g1 + 1, m.ngeom):
+            b1, b2 = int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])
+            w1, w2 = int(m.body_weldid[b1]), int(m.body_weldid[b2])
+            if w1 == w2:
+                continue
+            if not (
+                (m.geom_contype[g1] & m.geom_conaffinity[g2])
+                or (m.geom_contype[g2] & m.geom_conaffinity[g1])
+            ):
+                continue
+            if (
+                filter_parent
+                and (
+                    int(m.body_weldid[m.body_parentid[w1]]) == w2
+                    or int(m.body_weldid[m.body_parentid[w2]]) == w1
+                )
+                and w1 != 0
+                and w2 != 0
+            ):
+                continue
+            if (
+                (min(b1, b2), max(b1, b2)) in excluded
+                or (b1, b2) in excluded
+                or (b2, b1) in excluded
+            ):
+                continue
+            if static[b1] == static[b2]:
+                return False  # both static never collide in MuJoCo; both moving: no bound here
+            gs, gm = (g1, g2) if static[b1] else (g2, g1)
+            bm = int(m.geom_bodyid[gm])
+            if anchor[bm] < 0 or m.geom_type[gm] in (
+                mujoco.mjtGeom.mjGEOM_PLANE,
+                mujoco.mjtGeom.mjGEOM_HFIELD,
+            ):
+                return False
+            center = d.xpos[anchor[bm]]
+            radius = reach[bm] + float(np.linalg.norm(m.geom_pos[gm])) + float(m.geom_rbound[gm])
+            radius += float(m.geom_margin[gs] + m.geom_margin[gm])
+            if m.geom_type[gs] == mujoco.mjtGeom.mjGEOM_PLANE:
+                normal = d.geom_xmat[gs].reshape(3, 3)[:, 2]
+                clearance = float(np.dot(center - d.geom_xpos[gs], normal))
+            elif m.geom_type[gs] == mujoco.mjtGeom.mjGEOM_HFIELD or m.geom_rbound[gs] <= 0:
+                return False
+            else:
+                clearance = float(np.linalg.norm(center - d.geom_xpos[gs]) - m.geom_rbound[gs])
+            if not clearance > radius:
+                return False
+    return True
+
+
+def _no_constraint_rows(m: Any) -> bool:
+    """True when a contact-free model has no other constraint row: no equality, joint or
+    tendon limit, or friction loss."""
+    return bool(
+        m.neq == 0
+        and not np.any(m.jnt_limited)
+        and not np.any(m.tendon_limited)
+        and not np.any(m.dof_frictionloss > 0)
+        and not np.any(m.tendon_frictionloss > 0)
+        and m.nflex == 0
+    )
 
 
 def _mocap_defaults(m: Any, n: int) -> np.ndarray:
@@ -625,7 +780,13 @@ class _ReachTask:
             outputs=[self.kappa, env.data.ctrl],
         )
 
+    #: No loads applied per substep (`apply_loads`, `before_substep` do nothing).
+    substep_loads = False
+
     def before_substep(self, env: BatchedEnv) -> None:
+        pass
+
+    def apply_loads(self, env: BatchedEnv) -> None:
         pass
 
     def evaluate(self, env: BatchedEnv) -> None:
@@ -783,10 +944,18 @@ class _MagneticTask:
             outputs=[self.field],
         )
 
+    #: Torques applied per substep: `apply_loads` after the substep's kinematics (lean, between
+    #: `mjw.step1` and `mjw.step2`) or `before_substep` (kinematics, then the loads).
+    substep_loads = True
+
     def before_substep(self, env: BatchedEnv) -> None:
         # Torques at the current orientation (the data's frames are those before the last
         # integration until kinematics runs again).
         env._mjw.kinematics(env.model, env.data)
+        self.apply_loads(env)
+
+    def apply_loads(self, env: BatchedEnv) -> None:
+        """Torques m x B on the dipoles at the data's current frames (xmat)."""
         env._wp.launch(
             env._k.dipole_torques,
             dim=(env.num_envs, self.n_dipoles),
@@ -829,13 +998,14 @@ def compare_with_cpu(
     seed: int = 0,
     action_seed: int | None = None,
     actions: np.ndarray | None = None,
+    lean: bool = True,
     **env_kwargs: Any,
 ) -> dict[str, float]:
     """Cross-model check: `n_worlds` batched worlds of `env_id` against as many CPU envs
     (MuJoCo C, float64) given the same tasks (drawn with `seed`), stepped with the same uniform
     random actions (drawn with `action_seed`, default seed + 1) for `steps` control steps
     (a horizon reached within them compares the auto-reset's final observation); `actions`
-    (steps, n_worlds, n_act) replaces the random ones.
+    (steps, n_worlds, n_act) replaces the random ones; `lean` goes to `make_batched`.
 
     Returns the largest absolute differences: `reset_obs_error` (observation after reset),
     `obs_error` (every observation component, every step and world), `tip_error_m` (the
@@ -846,7 +1016,7 @@ def compare_with_cpu(
     """
     import mujoco
 
-    batch = make_batched(env_id, n_worlds, device=device, **env_kwargs)
+    batch = make_batched(env_id, n_worlds, device=device, lean=lean, **env_kwargs)
     obs0, _ = batch.reset(seed=seed)
     obs0 = obs0.cpu().numpy()
     params = batch.task_params
