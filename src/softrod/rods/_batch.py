@@ -8,6 +8,7 @@ hands it to a back end (numba threads here, `_batch_kernels`; NVIDIA Warp for ot
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import weakref
 from dataclasses import dataclass
@@ -104,10 +105,11 @@ class StaticBatchResult:
     tip_error : (B,) estimated discretisation error of each item's tip_position [m], as
     `StaticResult.tip_error` of `solve_static`'s answer (Richardson against the grid of twice
     the step; step doubling for an item refined onto finer grids, as every CPU item whose
-    estimate exceeds 1e-6 of the length is). NaN where there is no estimate: items without a
-    converged equilibrium (status other than 0 and 7), a refinement whose finer solve failed
-    (`StaticResult.tip_error` is None there), and every item of the Warp back end, which
-    neither estimates nor refines.
+    estimate exceeds 1e-6 of the length is; where the finer solve fails the item keeps its
+    answer and its estimate, as `solve_static`'s answer does). NaN where there is no estimate
+    (`StaticResult.tip_error` None): items without a converged equilibrium (status other than
+    0 and 7), an estimate that failed and a refinement that failed too, and every item of the
+    Warp back end, which neither estimates nor refines.
     """
 
     tip_position: np.ndarray
@@ -468,7 +470,13 @@ def _refine_item(
     them). A refinement that fails keeps the item's answer (as `_refine` does)."""
     unknowns, tensions, tip, rotation, stats, jac, positions = outs
     inp = _item_inputs(model, loads, i)
-    coarse = result_at(model, inp, unknowns[i], rtol)
+    # The item's own estimate goes with it: a refinement whose finer solve fails keeps it (as
+    # solve_static's answer keeps its estimate there).
+    estimate = float(stats[i, 6])
+    coarse = dataclasses.replace(
+        result_at(model, inp, unknowns[i], rtol),
+        tip_error=estimate if math.isfinite(estimate) else None,
+    )
     bound = _DEFAULT_TIP_TOL * model.total_length
     fine = _refine(model, inp, coarse, rtol, max_iter, None, bound)
     if fine.s.shape[0] == model.n_nodes:
