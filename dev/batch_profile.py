@@ -2,8 +2,9 @@
 
 Usage: PYTHONPATH=src python dev/batch_profile.py [B]
 Prints, for one thread, CPU time per item of: the whole batch (stability on / off), and of
-the kernel phases called item by item from Python (direct Newton, continuation, tip error
-estimate, stability test), with how many items take each path.
+the kernel phases called item by item from Python (direct Newton and continuation, each with
+and without the tip error estimate of the target's Newton call; one evaluation; the stability
+test when it integrates its own maps), with how many items take each path and evaluations.
 """
 
 from __future__ import annotations
@@ -67,78 +68,79 @@ rest_tip = K._rest_tip(False, arr, 3, 1e-10)
 nan_tip = np.full(3, np.nan)
 
 
-def follow(i, x, counters, tip):
+nodes = np.empty(model.n_nodes, dtype=np.int64)
+maps = np.empty((model.n_nodes - 1, 6, 6))
+n_unk = 3
+n_counters = K._JACOBIAN_AT + n_unk * (n_unk + 3)
+
+
+def final_of(i, estimate=True):
+    """`_solve_item`'s `final` tuple of item i (maps built when predicted converged, the tip
+    error estimate in the target's Newton call when `estimate`)."""
+    ld = K._item_ld(mp[0], npm, forces[i], n_t)
+    geo_c, ld_c = K._coarse_problem(mp[0], ld, coarse)
+    return (ld, True, nodes, maps, geo_c, ld_c, estimate, np.empty(3))
+
+
+def follow(i, x, counters, tip, estimate=True):
     _, bending = K._path_angles(zero_act, zero_force, tau[i], forces[i], False, mp)
     return K._follow(
-        zero_act,
-        zero_force,
-        tau[i],
-        forces[i],
-        np.zeros(3),
-        tip,
-        K._FIRST_STEP_ANGLE / bending,
-        False,
-        mp,
-        1e-10,
-        Y,
-        X,
-        counters,
-        x,
-    )
+        zero_act, zero_force, tau[i], forces[i], np.zeros(3), tip, K._FIRST_STEP_ANGLE / bending,
+        False, mp, 1e-10, Y, X, counters, final_of(i, estimate), x,
+    )  # fmt: skip
+
+
+def direct_solve(i, x, counters, estimate=True):
+    return K._target_newton(
+        x, tau[i], forces[i][1], np.int64(100), 4.0, False, mp, 1e-10, Y, X, counters,
+        final_of(i, estimate),
+    )  # fmt: skip
 
 
 # Compile (or load) every phase's entry before timing it.
 first = int(np.flatnonzero(~direct)[0])
-follow(first, np.zeros(3), np.zeros(4), rest_tip)
+follow(first, np.zeros(3), np.zeros(n_counters), rest_tip)
+direct_solve(0, np.zeros(3), np.zeros(n_counters))
 K._run(np.zeros(3), tau[0], forces[0], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(4))
-ld0 = K._item_ld(mp[0], npm, forces[0], n_t)
-K._tip_error(np.zeros(3), False, tau[0], forces[0][1], ld0, mp, coarse, Y[-1])
-t_direct = t_follow = 0.0
-it_direct = it_follow = 0.0
-xs = np.empty((B, 3))
-for i in range(B):
-    moment = np.empty(3)
-    K._load_angle(mp[0], npm, straight, forces[i], scales[0], scales[2], moment)
-    x = moment.copy()
-    counters = np.zeros(4)
-    c0 = time.process_time()
-    if direct[i]:
-        st = K._run(x, tau[i], forces[i], np.int64(100), 4.0, False, mp, 1e-10, Y, X, counters)
-        t_direct += time.process_time() - c0
-        it_direct += counters[1]
-    else:
-        follow(i, x, counters, rest_tip)
-        t_follow += time.process_time() - c0
-        it_follow += counters[1]
-    xs[i] = x
-nd, nf = max(direct.sum(), 1), max((~direct).sum(), 1)
-print(f"direct Newton: {1e6 * t_direct / nd:.0f} us, {it_direct / nd:.1f} evaluations per item")
-print(f"continuation: {1e6 * t_follow / nf:.0f} us, {it_follow / nf:.1f} evaluations per item")
+for estimate in (True, False):
+    t_direct = t_follow = 0.0
+    it_direct = it_follow = 0.0
+    xs = np.empty((B, 3))
+    for i in range(B):
+        moment = np.empty(3)
+        K._load_angle(mp[0], npm, straight, forces[i], scales[0], scales[2], moment)
+        x = moment.copy()
+        counters = np.zeros(n_counters)
+        c0 = time.process_time()
+        if direct[i]:
+            direct_solve(i, x, counters, estimate)
+            t_direct += time.process_time() - c0
+            it_direct += counters[1]
+        else:
+            follow(i, x, counters, rest_tip, estimate)
+            t_follow += time.process_time() - c0
+            it_follow += counters[1]
+        xs[i] = x
+    nd, nf = max(direct.sum(), 1), max((~direct).sum(), 1)
+    what = "with" if estimate else "without"
+    print(f"{what} the tip error estimate (maps of the last evaluation in both):")
+    print(f"  direct Newton: {1e6 * t_direct / nd:.0f} us, {it_direct / nd:.1f} evaluations")
+    print(f"  continuation: {1e6 * t_follow / nf:.0f} us, {it_follow / nf:.1f} evaluations")
 c0 = time.process_time()
 for i in range(B):
     K._run(
-        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(3)
+        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(4)
     )
-    ld = K._item_ld(mp[0], npm, forces[i], n_t)
-    K._tip_error(xs[i], False, tau[i], forces[i][1], ld, mp, coarse, Y[-1])
-print(f"one evaluation + tip error: {1e6 * (time.process_time() - c0) / B:.0f} us per item")
-c0 = time.process_time()
-for i in range(B):
-    K._run(
-        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(3)
-    )
-print(f"one evaluation (4 directions) + call: {1e6 * (time.process_time() - c0) / B:.0f} us")
-nodes = np.empty(model.n_nodes, dtype=np.int64)
-maps = np.empty((model.n_nodes - 1, 6, 6))
+print(f"one evaluation (3 directions) + call: {1e6 * (time.process_time() - c0) / B:.0f} us")
 ld = K._item_ld(mp[0], npm, forces[0], n_t)
 K._grouped_stable(Y, tau[0], mp[0], ld, nodes, maps, np.int64(0))
 t_stab = 0.0
 for i in range(B):
     K._run(
-        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(3)
+        xs[i].copy(), tau[i], forces[i], np.int64(0), np.inf, False, mp, 1e-10, Y, X, np.zeros(4)
     )
     ld = K._item_ld(mp[0], npm, forces[i], n_t)
     c0 = time.process_time()
     K._grouped_stable(Y, tau[i], mp[0], ld, nodes, maps, np.int64(0))
     t_stab += time.process_time() - c0
-print(f"stability test (own maps, grouped checkpoints): {1e6 * t_stab / B:.0f} us per item")
+print(f"stability test with its own maps (grouped checkpoints): {1e6 * t_stab / B:.0f} us per item")

@@ -22,6 +22,11 @@ from softrod.rods import (
 #: Tip agreement with `solve_static` [m] (the issue's target): both solve the same equations
 #: with the same strategy to rtol = 1e-10 (tip error ~1e-10 of the length, < 1e-10 m here).
 TIP_TOL = 1e-9
+#: Relative agreement of the items' tip error estimates with `solve_static`'s: the same
+#: estimate from the same converged state (the coarse tip corrected with Newton's last
+#: Jacobian, or the refinement's step doubling); measured 2.5e-9 at most (refined items),
+#: round-off elsewhere. A different estimate (e.g. the coarse grid's own error, 16x) fails.
+TIP_ERROR_RTOL = 1e-6
 #: Relative agreement of the tip Jacobians with `tip_jacobian`: both differentiate the same
 #: converged solution with exact RK4 sensitivities, so only round-off separates them.
 JACOBIAN_RTOL = 1e-6
@@ -112,6 +117,10 @@ def test_batch_matches_solve_static_loop(robot: str, control: str) -> None:
         np.testing.assert_allclose(
             batch.tensions[i], sol.tendon_tension, rtol=1e-8, atol=1e-8 * model.tension_scale
         )
+        # The item's tip error is solve_static's estimate (issue 19), within the bound.
+        assert sol.tip_error is not None and batch[i].tip_error == batch.tip_error[i]
+        np.testing.assert_allclose(batch.tip_error[i], sol.tip_error, rtol=TIP_ERROR_RTOL)
+        assert batch.tip_error[i] <= 1e-6 * model.total_length
     assert batch.n_failed == 0 and batch.message == f"all {N_ITEMS} converged"
 
 
@@ -231,6 +240,7 @@ def test_unsolvable_items_are_flagged_and_the_rest_stay_right() -> None:
     batch = solve_static_batch(model, jacobian=True, **inputs)
     assert not batch.success[2] and not batch.success[4] and batch.n_failed == 2
     assert np.all(np.isnan(batch.tip_position[2])) and np.all(np.isnan(batch.jacobian[2]))
+    assert np.isnan(batch.tip_error[2]) and np.isnan(batch[4].tip_error)
     assert "multiple shooting" in batch[2].message
     assert "2 of 6 did not converge (first: item 2" in batch.message
     for i in (0, 1, 3, 5):
@@ -248,6 +258,11 @@ def test_a_failed_item_reports_what_solve_static_reports() -> None:
         sol = solve_static(model, tau[i], rtol=1e-300)
         assert batch.success[i] == sol.success
         assert batch.status[i] == sol.status
+        # The same tip error estimate, or none where solve_static has none (NaN here).
+        if sol.tip_error is None:
+            assert np.isnan(batch.tip_error[i])
+        else:
+            np.testing.assert_allclose(batch.tip_error[i], sol.tip_error, rtol=TIP_ERROR_RTOL)
         np.testing.assert_allclose(batch.tip_position[i], sol.tip_position, rtol=0, atol=TIP_TOL)
 
 

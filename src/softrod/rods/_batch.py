@@ -8,6 +8,7 @@ hands it to a back end (numba threads here, `_batch_kernels`; NVIDIA Warp for ot
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import weakref
 from dataclasses import dataclass
@@ -61,7 +62,9 @@ class StaticBatchItem:
     """One item of a `StaticBatchResult` (views into its arrays; SI, world frame).
 
     tip_position : (3,) [m]; tip_rotation : (3, 3); tensions : (n_t,) [N];
-    jacobian : (3, n_t) or None; positions : (n_nodes, 3) [m] or None.
+    jacobian : (3, n_t) or None; positions : (n_nodes, 3) [m] or None; tip_error : estimated
+    discretisation error of tip_position [m] (`StaticResult.tip_error`), NaN where there is none
+    (`StaticBatchResult.tip_error`).
     """
 
     success: bool
@@ -75,6 +78,7 @@ class StaticBatchItem:
     jacobian: np.ndarray | None
     positions: np.ndarray | None
     stable: bool | None = None
+    tip_error: float = math.nan
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +102,14 @@ class StaticBatchResult:
     force, gravity): the inputs each returned equilibrium balances (a warm start from this
     batch moves each item's inputs from them); from_guess (B,) bool: load_scale is the
     fraction of the way from the guess's inputs rather than from rest.
+    tip_error : (B,) estimated discretisation error of each item's tip_position [m], as
+    `StaticResult.tip_error` of `solve_static`'s answer (Richardson against the grid of twice
+    the step; step doubling for an item refined onto finer grids, as every CPU item whose
+    estimate exceeds 1e-6 of the length is; where the finer solve fails the item keeps its
+    answer and its estimate, as `solve_static`'s answer does). NaN where there is no estimate
+    (`StaticResult.tip_error` None): items without a converged equilibrium (status other than
+    0 and 7), an estimate that failed and a refinement that failed too, and every item of the
+    Warp back end, which neither estimates nor refines.
     """
 
     tip_position: np.ndarray
@@ -118,6 +130,7 @@ class StaticBatchResult:
     balanced_actuation: np.ndarray | None = None
     balanced_forces: np.ndarray | None = None
     from_guess: np.ndarray | None = None
+    tip_error: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.success.shape[0])
@@ -146,6 +159,7 @@ class StaticBatchResult:
             jacobian=None if self.jacobian is None else self.jacobian[i],
             positions=None if self.positions is None else self.positions[i],
             stable=None if self.stable is None else bool(self.stable[i]),
+            tip_error=math.nan if self.tip_error is None else float(self.tip_error[i]),
         )
 
 
@@ -417,6 +431,7 @@ def _solve_batch_cpu(
         stable=(stats[:, 5] == 1.0) if checked else None,
         balanced_actuation=balanced_act,
         balanced_forces=balanced_forces,
+        tip_error=np.where((status == 0) | (status == STATUS_UNSTABLE), stats[:, 6], np.nan),
     )
 
 
@@ -455,10 +470,18 @@ def _refine_item(
     them). A refinement that fails keeps the item's answer (as `_refine` does)."""
     unknowns, tensions, tip, rotation, stats, jac, positions = outs
     inp = _item_inputs(model, loads, i)
-    coarse = result_at(model, inp, unknowns[i], rtol)
+    # The item's own estimate goes with it: a refinement whose finer solve fails keeps it (as
+    # solve_static's answer keeps its estimate there).
+    estimate = float(stats[i, 6])
+    coarse = dataclasses.replace(
+        result_at(model, inp, unknowns[i], rtol),
+        tip_error=estimate if math.isfinite(estimate) else None,
+    )
     bound = _DEFAULT_TIP_TOL * model.total_length
     fine = _refine(model, inp, coarse, rtol, max_iter, None, bound)
     if fine.s.shape[0] == model.n_nodes:
+        # The item's answer stands; its estimate is the step doubling's (as solve_static's).
+        stats[i, 6] = np.nan if fine.tip_error is None else fine.tip_error
         return
     grid = grid_model(model, fine)
     tip[i] = fine.tip_position
@@ -746,4 +769,6 @@ def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) ->
         balanced_actuation=balanced_act,
         balanced_forces=balanced_forces,
         from_guess=from_guess,
+        # A back end without an estimate (Warp): NaN, "not estimated".
+        tip_error=np.full(B, np.nan) if out.tip_error is None else out.tip_error,
     )

@@ -36,8 +36,8 @@ from softrod.rods._pcc import _pcc_tensions_kernel
 from softrod.rods._stability import STATUS_UNSTABLE, _second_variation_inertia
 from softrod.rods._stability_kernels import _checkpoints, _interval_maps
 from softrod.rods._static_kernels import (
-    _DEFERRED,
     _FIRST_STEP_ANGLE,
+    _JACOBIAN_AT,
     _STEP_RTOL,
     _distal_loads,
     _distal_moments_on_shape,
@@ -51,7 +51,6 @@ from softrod.rods._static_kernels import (
 from softrod.rods._shooting import (  # isort: skip
     _CONTINUATION_STEP_BOUND,
     _MIN_COARSE_RATIO,
-    _corrected_tip,
     _DIRECT_BENDING_ANGLE,
     _DIRECT_LOAD_ANGLE,
     _DIRECT_STEP_BOUND,
@@ -59,6 +58,7 @@ from softrod.rods._shooting import (  # isort: skip
     _MIN_LOAD_STEP,
     _MULTI_SHOOT_ANGLE,
     _ROUND_OFF_RESIDUAL,
+    _newton_with_maps,
     _tendon_bending,
 )
 
@@ -123,48 +123,59 @@ def _item_ld(geo, node_point_mass, force, n_t):
 def _run(x, act, force, iters, bound, length_mode, model_par, rtol, Y, X, counters):
     """`_shooting`'s `run`: Newton on x (in place) at the inputs (act, force) (tensions [N]
     or commanded lengths [m] by `length_mode`; force (4, 3) as in `_loads_at`), every step
-    bounded by `bound` in the scaled unknowns; returns the status."""
-    geo, _, node_point_mass, _, _, _, _, _, _, _, _, _, _ = model_par
-    ld = _item_ld(geo, node_point_mass, force, act.shape[0])
-    return _run_ld(x, act, force[1], ld, iters, bound, length_mode, model_par, rtol, Y, X,
-                   counters)  # fmt: skip
-
-
-@njit(cache=True)
-def _run_ld(x, act, tip_moment, ld, iters, bound, length_mode, model_par, rtol, Y, X, counters):
-    """`_run` with the inputs' load tuple ld (`_item_ld`) and tip moment (3,) [N m] given.
-    counters (4,): Newton's [nit, nfev, residual, defer] (`_static_kernels._newton`)."""
-    geo, base, _, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
+    bounded by `bound` in the scaled unknowns; returns the status. counters: Newton's [nit,
+    nfev, residual, defer] and, when long enough, its kept Jacobian (`_static_kernels._newton`)."""
+    geo, base, node_point_mass, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
     n_t = act.shape[0]
+    ld = _item_ld(geo, node_point_mass, force, n_t)
     tau = np.zeros(n_t) if length_mode else act.copy()
     L_cmd = act.copy() if length_mode else np.zeros(n_t)
-    bc = (tip_moment.copy(), L_cmd, tendon_k, scales[0], scales[1])
+    bc = (force[1].copy(), L_cmd, tendon_k, scales[0], scales[1])
     return _newton(x, length_mode, tau, base, geo, ld, bc, rtol, iters, Y, X, counters, bound)
 
 
 @njit(cache=True)
-def _final_with_maps(x, tau, tip_moment, m_scale, geo, ld, rtol, Y, X, counters, nodes, maps):
-    """`_shooting._final_with_maps`: evaluate Newton's predicted-converged iterate x (status
-    `_DEFERRED`; Y still holds the iterate before) as the IVP chained through the stability
-    test's checkpoints (`_interval_maps` with chain), which builds the test's maps in the same
-    integration. Returns -1 when it did not converge (Newton goes on from the iterate before),
-    else the number of checkpoints m (maps[:m - 1], nodes[:m]), 0 when the new states give
-    other checkpoints (the test then integrates its own)."""
-    Y[0, 12:15] = x[:3]
-    m = _interval_maps(Y, tau, geo, ld, nodes, maps, np.bool_(True), X)
-    counters[1] += 1
-    if m < 0:
-        return -1
-    last = Y.shape[0] - 1
-    norm = 0.0
-    for a in range(3):
-        norm = max(norm, abs(Y[last, 12 + a] - tip_moment[a]))
-    norm /= m_scale
-    if not (norm <= rtol and norm < counters[2]):
-        return -1
-    counters[0] += 1
-    counters[2] = norm
-    return m
+def _target_newton(x, act, tip_moment, iters, bound, length_mode, model_par, rtol, Y, X,
+                   counters, final):  # fmt: skip
+    """Newton on x (in place) at the item's own inputs (act, tip_moment (3,) [N m]) as
+    `solve_static` runs its target's solve (`_shooting._newton_with_maps`, one compiled call):
+    with `final`'s check flag, a predicted-converged last iterate is evaluated with the
+    stability test's maps (the IVP chained through its checkpoints); when it converged, the
+    tip error estimate's coarse tip, corrected with Newton's last Jacobian (counters must hold
+    it: `_JACOBIAN_AT`), goes to final's tip_c. final = (ld, checked, nodes, maps, geo_c, ld_c,
+    estimate, tip_c) (`_solve_item`). Returns (status, m: maps[:m - 1] across nodes[:m] when
+    m > 0, whether tip_c was filled)."""
+    geo, base, _, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
+    ld, checked, nodes, maps, geo_c, ld_c, estimate, tip_c = final
+    n_t = act.shape[0]
+    tau = np.zeros(n_t) if length_mode else act.copy()
+    L_cmd = act.copy() if length_mode else np.zeros(n_t)
+    bc = (tip_moment.copy(), L_cmd, tendon_k, scales[0], scales[1])
+    counters[3] = 1.0 if checked else 0.0
+    st, m, ok = _newton_with_maps(
+        x, length_mode, tau, base, geo, ld, bc, rtol, iters, Y, X, counters, bound, nodes, maps,
+        geo_c, ld_c, estimate, tip_c,
+    )  # fmt: skip
+    counters[3] = 0.0
+    return st, m, ok
+
+
+@njit(cache=True)
+def _coarse_problem(geo, ld, coarse):
+    """The tip error estimate's grid of twice the step (`_shooting._coarse_problem`): its
+    kernel geometry and the load tuple ld's arrays at its steps (as `_coarse_problem` slices
+    them; no point moments, friction or field in a batch). coarse = (node_s (m,) [m],
+    step_seg (m - 1,), fine index of each coarse node (m,), (ratio,))."""
+    node_s_c, step_seg_c, idx = coarse[0], coarse[1], coarse[2]
+    m = node_s_c.shape[0]
+    n_t = ld[3].shape[1]
+    N_c = np.empty((m - 1, 3))
+    q_c = np.empty((m - 1, 3))
+    for k in range(m - 1):
+        N_c[k] = ld[0][idx[k + 1] - 1]
+        q_c[k] = ld[1][idx[k]]
+    geo_c = (node_s_c, step_seg_c, geo[2], geo[3], geo[4])
+    return geo_c, (N_c, q_c, np.zeros((m, 3)), np.ones((m - 1, n_t)), _no_field(geo_c))
 
 
 @njit(cache=True)
@@ -250,6 +261,7 @@ def _follow(
     Y,
     X,
     counters,
+    final,
     x_out,
 ):
     """`_shooting`'s `follow`: move the inputs from the start (an equilibrium at x_start) to
@@ -257,8 +269,11 @@ def _follow(
     Newton converged with bounded steps and the tip stayed on the branch (`_tip_step_use`),
     each next increment from `_next_load_step` (one rule with `solve_static`). tip_start (3,):
     the start's tip [m] when known (`_rest_tip`: the same numbers), else NaN (integrated
-    here). x_out receives the unknowns at the last level reached; returns (the fraction of
-    the way reached, status: 0, 5 for a jump within the smallest step, else Newton's)."""
+    here). A step to the target itself (its inputs are the target's, 0 a + 1 b = b) is
+    `_target_newton` with `final` (the maps and the tip error estimate in its Newton call, as
+    `solve_static`'s continuation). x_out receives the unknowns at the last level reached;
+    returns (the fraction of the way reached, status: 0, 5 for a jump within the smallest
+    step, else Newton's; m and whether tip_c was filled, of the last step to the target)."""
     length = model_par[8][2]
     n = x_out.shape[0]
     act = np.empty(act0.shape[0])
@@ -281,6 +296,7 @@ def _follow(
     used = np.zeros(2)
     solves = 0
     st = 0
+    m, ok = np.int64(-1), False
     while mu < 1.0 and solves < _MAX_CONTINUATION_SOLVES:
         trial = min(1.0, mu + dmu)
         ratio = (trial - mu) / (mu - mu_prev) if has_prev and mu > mu_prev else 0.0
@@ -291,10 +307,16 @@ def _follow(
         _blend_into(act0, force0, act1, force1, trial, act, force)
         # Intermediate equilibria only carry the path: converged to `_STEP_RTOL`, the last to rtol.
         tol = rtol if trial >= 1.0 else max(rtol, _STEP_RTOL)
-        st = _run(
-            x, act, force, it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, tol, Y, X,
-            counters,
-        )  # fmt: skip
+        if trial >= 1.0:
+            st, m, ok = _target_newton(
+                x, act1, force1[1], it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, tol,
+                Y, X, counters, final,
+            )  # fmt: skip
+        else:
+            st = _run(
+                x, act, force, it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, tol, Y, X,
+                counters,
+            )  # fmt: skip
         solves += 1
         if st == 0 and not _tip_step_use(Y[last, 0:3], tip_mu, tip_prev, has_prev, ratio,
                                          length, used):  # fmt: skip
@@ -318,9 +340,9 @@ def _follow(
         _run(x_mu, act, force, it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, rtol, Y,
              X, counters)  # fmt: skip
         x_out[:] = x_mu
-        return mu, (st if st != 0 else 1)
+        return mu, (st if st != 0 else 1), np.int64(-1), False
     x_out[:] = x_mu
-    return 1.0, 0
+    return 1.0, 0, m, ok
 
 
 @njit(cache=True)
@@ -387,44 +409,11 @@ def _tip_jacobian(x, length_mode, tau, L_cmd, force, model_par, jac_out):
 
 
 @njit(cache=True)
-def _tip_error(x, length_mode, act, tip_moment, ld, model_par, coarse, tip):
-    """`_shooting._coarse_tip_error` of a converged item (unknowns x at the inputs act and
-    tip_moment (3,) [N m] with the load tuple ld (`_item_ld`), tip (3,) [m]): the estimated
-    tip error [m], NaN where the coarse grid is hardly coarser or its corrected integration
-    fails (`solve_static` then refines the grid)."""
-    geo, base, _, _, tendon_k, _, _, _, scales, _, _, _, _ = model_par
-    node_s_c, step_seg_c, idx, ratio = coarse[0], coarse[1], coarse[2], coarse[3][0]
-    if ratio < _MIN_COARSE_RATIO:
-        return np.nan
-    n_t = act.shape[0]
-    m = node_s_c.shape[0]
-    N_end, q_step = ld[0], ld[1]
-    # The fine grid's load arrays at the coarse steps (as `_coarse_tip_error` slices them).
-    N_c = np.empty((m - 1, 3))
-    q_c = np.empty((m - 1, 3))
-    for k in range(m - 1):
-        N_c[k] = N_end[idx[k + 1] - 1]
-        q_c[k] = q_step[idx[k]]
-    geo_c = (node_s_c, step_seg_c, geo[2], geo[3], geo[4])
-    ld_c = (N_c, q_c, np.zeros((m, 3)), np.ones((m - 1, n_t)), _no_field(geo_c))
-    tau = np.zeros(n_t) if length_mode else act.copy()
-    L_cmd = act.copy() if length_mode else np.zeros(n_t)
-    bc = (tip_moment.copy(), L_cmd, tendon_k, scales[0], scales[1])
-    tip_c = np.empty(3)
-    if not _corrected_tip(x.copy(), length_mode, tau, base, geo_c, ld_c, bc, tip_c):
-        return np.nan
-    d = 0.0
-    for a in range(3):
-        d += (tip_c[a] - tip[a]) ** 2
-    return np.sqrt(d) / (ratio - 1.0)
-
-
-@njit(cache=True)
 def _grouped_stable(Y, tau, geo, ld, nodes, maps, m):
     """`_stability.is_stable` of an equilibrium (node states Y (n_nodes, 15 + n_t), tensions
     tau (n_t,) [N], the kernels' geo and ld): no negative direction of the second variation,
     on the transfer maps across the test's checkpoints. m > 0: maps[:m - 1] and nodes[:m]
-    already hold them (`_final_with_maps`); 0: integrated here (nodes (n_nodes,), maps
+    already hold them (`_target_newton`); 0: integrated here (nodes (n_nodes,), maps
     (n_nodes - 1, 6, 6) work arrays). False also where the integration fails."""
     if m == 0:
         m = _checkpoints(Y, tau, geo, ld, nodes)
@@ -479,8 +468,9 @@ def _solve_item(
     n_steps = geo[1].shape[0]
     n_t = act.shape[0]
     n_unk = x_out.shape[0]
-    # Newton's [nit, nfev, residual, defer] (`_static_kernels._newton`).
-    counters = np.zeros(4)
+    # Newton's [nit, nfev, residual, defer] and its last Jacobian with the tip's sensitivities
+    # (`_static_kernels._newton`, `_JACOBIAN_AT`): the tip error estimate's correction reads it.
+    counters = np.zeros(_JACOBIAN_AT + n_unk * (n_unk + 3))
     stats_out[4] = 0.0
     stats_out[5] = np.nan
     stats_out[6] = np.nan
@@ -517,8 +507,8 @@ def _solve_item(
     x_origin = warm.copy() if from_start else np.zeros(n_unk)
     # The origin's tip: the unloaded robot's is the batch's (`_rest_tip`), a guess's is not known.
     origin_tip = rest_tip.copy() if not from_start else np.full(3, np.nan)
-    # The target's load arrays, built once: the direct solve, the tip error estimate and the
-    # stability test read them.
+    # The target's load arrays, built once: the solve of the target, the tip error estimate and
+    # the stability test read them.
     ld = _item_ld(geo, node_point_mass, force, n_t)
     # The stability test's checkpoints and maps: built in Newton's last evaluation when it is
     # predicted to converge (as `solve_static` does), else by the test itself.
@@ -526,6 +516,14 @@ def _solve_item(
     nodes = np.empty(n_steps + 1 if checked else 0, dtype=np.int64)
     maps = np.empty((n_steps if checked else 0, 6, 6))
     n_maps = 0
+    # The tip error estimate's coarse problem: its corrected tip comes out of the target's
+    # Newton call (`_target_newton`), as in `solve_static` (none where the grid of twice the
+    # step is hardly coarser: the front end then refines the item).
+    geo_c, ld_c = _coarse_problem(geo, ld, coarse)
+    ratio = coarse[3][0]
+    tip_c = np.empty(3)
+    final = (ld, checked, nodes, maps, geo_c, ld_c, ratio >= _MIN_COARSE_RATIO, tip_c)
+    estimated = False
     # How far the inputs move (external loads and tendon bending): a long path goes through
     # continuation; a guess without the inputs it balances is only a starting point. From
     # rest the external angle is the load angle above (`_path_angles` of the same loads).
@@ -544,53 +542,30 @@ def _solve_item(
             _, bending = _path_angles(origin_act, origin_force, act, force, length_mode,
                                       model_par)  # fmt: skip
         step = _FIRST_STEP_ANGLE / max(bending, 1e-12)
-        lam, status = _follow(
+        lam, status, n_maps, estimated = _follow(
             origin_act, origin_force, act, force, x_origin, origin_tip, step, length_mode,
-            model_par, rtol, Y, X, counters, x,
+            model_par, rtol, Y, X, counters, final, x,
         )  # fmt: skip
     else:
         lam = 1.0
-        nit = counters[0]
-        # A predicted-converged last iterate is left to `_final_with_maps` when the test runs.
-        counters[3] = 1.0 if checked else 0.0
-        status = _run_ld(
-            x, act, force[1], ld, max_iter, _DIRECT_STEP_BOUND, length_mode, model_par, rtol,
-            Y, X, counters,
+        status, n_maps, estimated = _target_newton(
+            x, act, force[1], max_iter, _DIRECT_STEP_BOUND, length_mode, model_par, rtol, Y, X,
+            counters, final,
         )  # fmt: skip
-        if status == _DEFERRED:
-            x_before = Y[0, 12:15].copy()
-            n_maps = _final_with_maps(
-                x, act, force[1], m_scale, geo, ld, rtol, Y, X, counters, nodes, maps
-            )
-            if n_maps >= 0:
-                status = 0
-            else:
-                # The prediction missed (or the IVP failed): Newton on from the iterate before.
-                n_maps = 0
-                x[:3] = x_before
-                counters[3] = 0.0
-                left = max(max_iter - np.int64(counters[0] - nit), np.int64(0))
-                status = _run_ld(
-                    x, act, force[1], ld, left, _DIRECT_STEP_BOUND, length_mode, model_par,
-                    rtol, Y, X, counters,
-                )  # fmt: skip
-        counters[3] = 0.0
         # A stall at round-off keeps the full-load answer; any other failure follows the path.
         if status != 0 and not (status == 2 and counters[2] <= _ROUND_OFF_RESIDUAL):
-            n_maps = 0
-            lam, status = _follow(
+            lam, status, n_maps, estimated = _follow(
                 origin_act, origin_force, act, force, x_origin, origin_tip, 0.25, length_mode,
-                model_par, rtol, Y, X, counters, x,
+                model_par, rtol, Y, X, counters, final, x,
             )  # fmt: skip
     # A failed march from the guess (not a jump) falls back to the ramp from the unloaded robot.
     if status != 0 and status != 5 and from_start:
-        n_maps = 0
         from_start = False
         origin_act = zero_act
         origin_force = zero_force
-        lam, status = _follow(
+        lam, status, n_maps, estimated = _follow(
             zero_act, zero_force, act, force, np.zeros(n_unk), rest_tip, 0.25, length_mode,
-            model_par, rtol, Y, X, counters, x,
+            model_par, rtol, Y, X, counters, final, x,
         )  # fmt: skip
     _blend_into(origin_act, origin_force, act, force, lam, balanced_act_out, balanced_force_out)
     # Tensions; a slack tendon carries exactly none (Newton leaves ~1e-27 of round-off).
@@ -599,15 +574,18 @@ def _solve_item(
             tau_out[j] = 0.0 if Y[n_steps, 15 + j] <= balanced_act_out[j] else x[3 + j]
         else:
             tau_out[j] = balanced_act_out[j]
-    if status == 0:
-        # The tip error estimate (`_shooting._coarse_tip_error`); where it exceeds the bound
+    if status == 0 and estimated:
+        # The tip error estimate (`_shooting._richardson`): the corrected coarse tip lands
+        # `ratio` times further from the exact tip; where it exceeds the bound (or is missing)
         # the front end refines the item's grid as `solve_static` does.
-        stats_out[6] = _tip_error(x, length_mode, act, force[1], ld, model_par, coarse,
-                                  Y[n_steps])  # fmt: skip
+        d = 0.0
+        for a in range(3):
+            d += (tip_c[a] - Y[n_steps, a]) ** 2
+        stats_out[6] = np.sqrt(d) / (ratio - 1.0)
     if status == 0 and checked:
         # Stability (`_stability.is_stable`): the inertia of the energy's second variation
         # on the maps across its checkpoints (from the last evaluation, or integrated here).
-        stable = _grouped_stable(Y, act, geo, ld, nodes, maps, n_maps)
+        stable = _grouped_stable(Y, act, geo, ld, nodes, maps, max(n_maps, np.int64(0)))
         stats_out[5] = 1.0 if stable else 0.0
         if not stable:
             status = STATUS_UNSTABLE

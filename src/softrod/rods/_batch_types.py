@@ -61,6 +61,9 @@ class BatchArrays:
     balanced_actuation : (B, n_t), balanced_forces : (B, 4, 3) (tip force, tip moment,
         distributed force, gravity): the inputs each returned equilibrium balances (where a
         warm start from this batch moves from), or None (then the full inputs where success).
+    tip_error : (B,) estimated tip error [m] of each converged item (`StaticResult.tip_error`;
+        NaN where there is none), or None when the back end does not estimate it (Warp: the
+        public result then holds NaN for every item).
     """
 
     tip_position: np.ndarray
@@ -78,3 +81,4 @@ class BatchArrays:
     stable: np.ndarray | None = None
     balanced_actuation: np.ndarray | None = None
     balanced_forces: np.ndarray | None = None
+    tip_error: np.ndarray | None = None
