@@ -1,41 +1,56 @@
 #!/bin/bash
-# The GPU figures of issue 16 in one short device call (device time is scarce: ~8 minutes).
-# Wheels and warp.so travel as in dev/warp_reach_gpu_check.sh (`prepare` there; warp.so.xz split
-# so that each carry stays under 64 MiB with the tree):
-#   (device) call 1, carry .dev/a:  mkdir -p /root/stash && cp .dev/a/warp.so.xz.aa /root/stash/
-#   (device) call 2 within the warm window, carry .dev/b:  bash dev/gpu_figures.sh [statics]
-# Prints `case.metric: value` lines and writes them under $OUT. Default mode: the batched envs'
-# world-steps/s (about 4 minutes after the install, each part under its own timeout).
+# The GPU figures of issue 16 in one device call (device time is scarce: 15 minutes a session,
+# machine start and transfers included). Everything travels as dev/gpu_carry.sh packs it
+# (wheels, warp.so, the Warp kernel cache compiled here for sm_90 by dev/warp_aot.py):
+#
+#   here:   bash dev/warp_reach_gpu_check.sh prepare && bash dev/gpu_carry.sh aot && bash dev/gpu_carry.sh pack
+#   device: calls 1..n-1 carry .dev/pK and stash it (mkdir -p /root/stash && cp .dev/pK/* /root/stash/),
+#           call n carries the last part:  bash dev/gpu_carry.sh unpack && bash dev/gpu_figures.sh [MODE]
+#
+# MODE: all (default: statics, envs, ppo, others; ~7.5 minutes), statics, envs, ppo, others.
+# Prints `case.metric: value` lines; each part under its own timeout; outputs also under $OUT.
 set -o pipefail
 export PYTHONUNBUFFERED=1 MUJOCO_GL=disable
 S=/tmp/site
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target $S .dev/b/whl/*.whl || exit 3
-tar xJf .dev/b/warp_py.tar.xz -C $S && mkdir -p $S/warp/bin || exit 4
-cat /root/stash/warp.so.xz.aa .dev/b/warp.so.xz.ab | xz -d -T0 > $S/warp/bin/warp.so || exit 5
+[ -f $S/warp/bin/warp.so ] || { echo "run 'bash dev/gpu_carry.sh unpack' first" >&2; exit 3; }
 export PYTHONPATH=$S:$PWD/src
+# The kernel cache compiled here ahead of time (a module missing from it compiles on the GPU).
+[ -d /tmp/wc/cache ] && export WARP_CACHE_PATH=/tmp/wc/cache
 O="${OUT:-.}"
+MODE="${1:-all}"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$O/gpu.txt"
 SR="python3 -c 'import sys; from softrod.cli import main; sys.exit(main(sys.argv[1:]))'"
-if [ "$1" = statics ]; then
-    # Batched exact statics on Warp (first call compiles ~60 s) and on the 16 CPU cores.
-    timeout 200 python3 dev/static_batch_gpu.py --device cuda:0 2>&1 | tee "$O/static_batch_gpu.txt"
-    timeout 150 bash -c "$SR bench static-batch --batch 1000,10000,100000" 2>&1 | tee "$O/static_batch_cpu.txt"
-    exit 0
+part() { [ "$MODE" = all ] || [ "$MODE" = "$1" ]; }
+
+if part statics; then
+    # Batched exact statics on Warp: default stability check, without it, with tip Jacobians,
+    # B = 1e4..1e6 (20 s per case), and 100 items against the CPU solver and its stability test.
+    echo "== statics $(date -u +%T)"
+    timeout 120 python3 dev/static_batch_gpu.py --device cuda:0 --part-budget 20 2>&1 \
+        | tee "$O/static_batch_gpu.txt"
 fi
-# The kernels of all three configurations come from dev/warp_aot.py (its default --configs
-# lean,no_lean,direct); a configuration missing there compiles on the GPU (~60 s per env).
-# Reach-v0 at 4096 / 16384 / 65536 worlds in three configurations measured in turn per world
-# count (a paired comparison): lean (make_batched's default, bit-for-bit MuJoCo Warp's defaults),
-# no_lean (MuJoCo Warp's defaults: the configuration before) and direct (lean + direct_solve).
-# 80 steps: a 50-step episode's reset included. Then the other two at 16384, lean and direct.
-# PPO training is not part of this default mode (the lead adds it).
-echo "== bench batched-envs Reach-v0 lean/no_lean/direct $(date -u +%T)"
-timeout 150 bash -c "$SR bench batched-envs --envs Reach-v0 --worlds 4096,16384,65536 --steps 80 \
-    --configs lean,no_lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_reach.txt"
-echo "== bench batched-envs PlanarReach-v0 $(date -u +%T)"
-timeout 40 bash -c "$SR bench batched-envs --envs PlanarReach-v0 --worlds 16384 --steps 60 \
-    --configs lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_planar.txt"
-echo "== bench batched-envs MagneticNavigate-v0 $(date -u +%T)"
-timeout 50 bash -c "$SR bench batched-envs --envs MagneticNavigate-v0 --worlds 16384 --steps 60 \
-    --configs lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_magnetic.txt"
+if part envs; then
+    # Reach-v0, paired per world count: lean (make_batched's default, bit-for-bit MuJoCo Warp's
+    # defaults), no_lean (the configuration before), direct (lean + direct_solve). 80 steps: a
+    # 50-step episode's reset included.
+    echo "== bench batched-envs Reach-v0 $(date -u +%T)"
+    timeout 150 bash -c "$SR bench batched-envs --envs Reach-v0 --worlds 4096,16384,65536 --steps 80 \
+        --configs lean,no_lean,direct --device cuda:0" 2>&1 | tee "$O/bench_batched_reach.txt"
+fi
+if part ppo; then
+    # On-device PPO on Reach-v0 (4096 worlds, 3 minutes, the fine-error input as the best SAC
+    # run), then the deterministic policy on the 100 test episodes (CPU env).
+    echo "== train Reach-v0 ppo 4096 worlds, 3 minutes $(date -u +%T)"
+    timeout 240 bash -c "$SR train Reach-v0 --algo ppo --num-envs 4096 --device cuda:0 \
+        --max-minutes 3 --eval-episodes 100 -o /tmp/ppo_reach --overwrite \
+        --env-kwargs '{\"error_gain\": 100}'" 2>&1 | tee "$O/train_ppo_reach.txt" \
+        | awk '!/^ppo step/ || ++n % 25 == 1'
+    cp /tmp/ppo_reach/summary.json "$O/ppo_summary.json" 2>/dev/null
+fi
+if part others; then
+    echo "== bench batched-envs PlanarReach-v0, MagneticNavigate-v0 $(date -u +%T)"
+    timeout 90 bash -c "$SR bench batched-envs --envs PlanarReach-v0,MagneticNavigate-v0 \
+        --worlds 16384 --steps 60 --configs lean,direct --device cuda:0" 2>&1 \
+        | tee "$O/bench_batched_others.txt"
+fi
 echo "== done $(date -u +%T)"
