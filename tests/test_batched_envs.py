@@ -247,6 +247,10 @@ def test_state_dict_continues_bit_for_bit() -> None:
         truncated.append(bool(out[3].all()))
     # Steps 2, 3 (the horizon: new tasks), 1, 2 of an episode.
     assert truncated == [False, True, False, False]
+    # A checkpoint from before the overflow flag loads (no world flagged).
+    old = {k: v for k, v in state["arrays"].items() if k != "overflowed"}
+    other.load_state_dict({**state, "arrays": old})
+    assert not other.overflowed.numpy().any()
     with pytest.raises(ValueError, match=r"state\['num_envs'\] must be 2, got 3"):
         other.load_state_dict({**state, "num_envs": 3})
     with pytest.raises(ValueError, match=r"state\['arrays'\]\['obs'\] must have shape"):

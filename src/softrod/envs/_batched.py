@@ -362,8 +362,8 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         training run continues bit for bit): the MuJoCo Warp state of every world
         (`_DATA_STATE_FIELDS`), the task arrays (curvature commands, targets, error sums,
         contact counts, fields), the outputs of the last step (obs, reward, distance, success,
-        unstable), the episode clock and step counter, every world's task parameters and the
-        state of the Generator that draws the next tasks.
+        unstable, overflowed), the episode clock and step counter, every world's task
+        parameters and the state of the Generator that draws the next tasks.
 
         Returns a dict: `env_id`, `num_envs`, `step_count` and `rand_calls` (ints), `rng` (the
         numpy bit generator's state), `task_params` ({name: array (num_envs, ...)}), `arrays`
@@ -384,13 +384,16 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         """Restore a `state_dict` of a BatchedEnv of the same environment, settings and
         `num_envs` (arrays may be torch tensors on any device or numpy arrays), in place (a
         captured CUDA graph keeps working); derived quantities (frames, contacts) are recomputed
-        by a forward pass. ValueError naming the field for another environment or shape."""
+        by a forward pass. ValueError naming the field for another environment or shape. A
+        checkpoint from before the overflow flag (no `overflowed` array) restores it as zeros."""
         wp, torch = self._wp, self._torch
         for key, mine in (("env_id", self.env_id), ("num_envs", self.num_envs)):
             if state.get(key) != mine:
                 raise ValueError(f"state[{key!r}] must be {mine!r}, got {state.get(key)!r}")
         targets = self._saved_arrays()
-        given = state["arrays"]
+        given = dict(state["arrays"])
+        # Checkpoints written before the overflow flag existed: no world flagged.
+        given.setdefault("overflowed", torch.zeros(self.num_envs, dtype=torch.int32))
         if set(given) != set(targets):
             diff = sorted(set(given) ^ set(targets))
             raise ValueError(f"state['arrays'] must name {sorted(targets)}, differs in {diff}")
