@@ -147,7 +147,36 @@ def test_obstacle_contacts_match() -> None:
     assert err["cpu_contact_steps"] >= 5
     assert err["tip_error_m"] <= 2e-4
     assert err["reward_error"] <= 2e-3
-    assert err["success_mismatch"] == 0
+    assert err["success_mismatch"] == 0 and not err["overflow"]
+
+
+def test_obstacle_overflow_is_flagged_and_reset() -> None:
+    """World 0 curls into the bar. With the default capacity (`_capacity`: 58 pairs, 232
+    rows) no world overflows; with a 4-row njmax its contact rows overflow: that world alone
+    is flagged (`info["overflow"]`), terminated with reward -1 and started over."""
+    actions = np.random.default_rng(4).uniform(-1, 1, (6, 2, 10)).astype(np.float32)
+    actions[:, 0] = [1, 0] * 5
+    env = make_batched("ReachObstacle-v0", 2, DEVICE)
+    assert (env.nconmax, env.njmax) == (58, 232)
+    env.reset(seed=3)
+    rows = 0
+    for a in actions:
+        _, _, term, _, info = env.step(a)
+        rows = max(rows, int(env.data.nefc.numpy().max()))
+        assert not info["overflow"].any() and not term.any()
+    assert rows > 4 and not env.overflow() and env.overflow_steps() == 0
+    tiny = make_batched("ReachObstacle-v0", 2, DEVICE, njmax=4)
+    tiny.reset(seed=3)
+    flagged = 0
+    for a in actions:
+        obs, reward, term, _, info = tiny.step(a)
+        assert torch.equal(term, info["overflow"]) and not info["overflow"][1]
+        if info["overflow"][0]:
+            flagged += 1
+            assert float(reward[0]) == -1.0 and not info["success"][0]
+            assert not info["final_info"]["success"][0]
+            assert torch.all(obs[0, 24:34] == 0)  # started over
+    assert flagged >= 1 and tiny.overflow() and tiny.overflow_steps() == flagged
 
 
 def test_auto_reset_same_step() -> None:
@@ -218,6 +247,10 @@ def test_state_dict_continues_bit_for_bit() -> None:
         truncated.append(bool(out[3].all()))
     # Steps 2, 3 (the horizon: new tasks), 1, 2 of an episode.
     assert truncated == [False, True, False, False]
+    # A checkpoint from before the overflow flag loads (no world flagged).
+    old = {k: v for k, v in state["arrays"].items() if k != "overflowed"}
+    other.load_state_dict({**state, "arrays": old})
+    assert not other.overflowed.numpy().any()
     with pytest.raises(ValueError, match=r"state\['num_envs'\] must be 2, got 3"):
         other.load_state_dict({**state, "num_envs": 3})
     with pytest.raises(ValueError, match=r"state\['arrays'\]\['obs'\] must have shape"):

@@ -39,7 +39,9 @@ def bench_batched_env(
     batched control step), `setup_s` (model upload, kernel compilation and graph capture),
     `data_kib_per_world` (MuJoCo Warp's per-world arrays), `device_kib_per_world` (CUDA with
     Warp's memory pool only: the pool's growth from before the env to after its warm-up, per
-    world) and `overflow` (1 when a world ran out of contact capacity)."""
+    world), `overflow` (1 when a world ran out of contact or constraint capacity in any step,
+    warm-up included) and `overflow_world_steps` (how many world-steps did; `step_random`
+    does not reset them, so a world can count in several steps)."""
     from softrod.envs import make_batched
     from softrod.envs._batched import _import_warp
 
@@ -72,5 +74,6 @@ def bench_batched_env(
         used = wp.get_mempool_used_mem_current(dev) - used0
         out["device_kib_per_world"] = used / n_worlds / 1024
     out["overflow"] = float(env.overflow())
+    out["overflow_world_steps"] = float(env.overflow_steps())
     env.close()
     return out

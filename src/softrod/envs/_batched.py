@@ -11,7 +11,8 @@ graph and replayed. `lean` (default) and `direct_solve` (opt-in): see `BatchedEn
 Contract (a `gymnasium.vector.VectorEnv`, tensors are torch tensors on the device, shared with
 the Warp arrays without copies): `reset(seed=)` -> (obs (n, n_obs) float32, info); `step(actions
 (n, n_act))` -> (obs, reward (n,) float32, terminated (n,) bool, truncated (n,) bool, info) with
-`info["success"]` (n,) bool, `info["distance"]` (n,) [m] and `info["unstable"]` (n,) bool. Every
+`info["success"]` (n,) bool, `info["distance"]` (n,) [m], `info["unstable"]` (n,) bool and
+`info["overflow"]` (n,) bool. Every
 world has the same horizon (the host environment's `episode_steps`) and starts together, so the
 worlds truncate together; auto-reset is Gymnasium's SAME_STEP mode: the step that ends an
 episode returns the first observation of the next one, and the last one in `info["final_obs"]`
@@ -20,7 +21,11 @@ of the CPU envs' `unstable` (MuJoCo C's bad-acceleration warning, which MuJoCo W
 raise): its state, reward or distance is non-finite or its state beyond MuJoCo's 1e10. Such a
 world gets the reward `UNSTABLE_PENALTY`, `terminated` and `info["unstable"]` True, and is reset
 alone with a new task (the others continue; it then runs to the shared horizon, a shorter
-episode). Observations are always finite (NaN -> 0, clipped to +-OBS_LIMIT, as the CPU envs').
+episode). A world whose contacts or constraint rows overflowed MuJoCo Warp's buffers in the
+step (its physics then dropped contacts: MuJoCo Warp's per-world `Data.overflow` capacity bits,
+or more rows than `njmax`) is treated the same way, with `info["overflow"]` True: reward
+`UNSTABLE_PENALTY`, terminated, reset alone; `overflow_steps()` counts such world-steps.
+Observations are always finite (NaN -> 0, clipped to +-OBS_LIMIT, as the CPU envs').
 
 Batched (matching the CPU env step for step, `compare_with_cpu`): see `BATCHED_ENV_IDS`; the
 others and why are in `UNBATCHED_ENV_IDS`.
@@ -135,11 +140,16 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
     `contact_free` (True when no contact can occur, see `lean`), `constraint_free` (True when
     no constraint row can exist: `contact_free` and no equality, limit or friction loss).
     nconmax, njmax : MuJoCo Warp's contact / constraint capacity per world (None: its default;
-        1 with `lean` and `constraint_free`, where no row is ever written).
+        1 with `lean` and `constraint_free`, where no row is ever written; with `lean` and
+        contacts, `_capacity`: every geom pair that may touch x `CONTACTS_PER_PAIR` contacts x
+        their rows, plus limit, friction-loss and equality rows, e.g. ReachObstacle 58 / 232).
+        The attributes `nconmax`, `njmax` hold the sizes used. A world that overflows them
+        is flagged and reset (`info["overflow"]`, see the module), never silently kept.
     lean : True (default): what cannot change a result is not run on the device, and the
         results are bit-for-bit those of MuJoCo Warp's defaults (tested). Contacts are switched
         off (`DisableBit.CONTACT`) where `contact_free` proves none possible (every collision
-        pair's bounding spheres stay apart for any joint angles), a `constraint_free` model gets
+        pair's bounding spheres stay apart for any joint angles), a model with contacts gets
+        buffers sized from its pairs (`_capacity`), a `constraint_free` model gets
         1-row contact/constraint buffers (none is ever written; MuJoCo Warp's kernels loop over
         the capacity), and after the substeps a contact-free step computes only what the
         observation reads (kinematics, subtree COM, body velocities: the same kernels) instead of
@@ -209,6 +219,12 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             # solver-less path, not bit-for-bit the same).
             nconmax = 1 if nconmax is None else nconmax
             njmax = 1 if njmax is None else njmax
+        elif self.lean:
+            # Contacts possible: capacity for every pair that may touch (`_capacity`).
+            capacity = _capacity(m, host.data)
+            if capacity is not None:
+                nconmax = capacity[0] if nconmax is None else nconmax
+                njmax = capacity[1] if njmax is None else njmax
         with wp.ScopedDevice(self.device):
             self.model = mjw.put_model(m)
             if self.contact_free:
@@ -223,11 +239,18 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             self.success = wp.zeros(n, dtype=wp.int32)
             self.clock = wp.zeros(1, dtype=wp.int32)
             self.unstable = wp.zeros(n, dtype=wp.int32)
+            self.overflowed = wp.zeros(n, dtype=wp.int32)
+            self.overflow_count = wp.zeros(1, dtype=wp.int32)
             self._task.allocate(self)
         to_t = wp.to_torch
         self._obs_t, self._action_t = to_t(self.obs), to_t(self.action)
         self._reward_t, self._distance_t = to_t(self.reward), to_t(self.distance)
         self._success_t, self._unstable_t = to_t(self.success), to_t(self.unstable)
+        self._overflowed_t = to_t(self.overflowed)
+        self.nconmax, self.njmax = int(self.data.naconmax) // n, int(self.data.njmax)
+        # MuJoCo Warp's capacity bits (not its solver-iteration bits, which are no overflow).
+        ov = mjw.OverflowType
+        self._overflow_mask = int(ov.ALL & ~(ov.ITERATIONS | ov.LS_ITERATIONS))
         self._false = torch.zeros(n, dtype=torch.bool, device=self.torch_device)
         self._true = torch.ones(n, dtype=torch.bool, device=self.torch_device)
         self._step_count = 0
@@ -272,14 +295,18 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         self._advance()
         self._step_count += 1
         unstable = self._unstable_t.bool()
-        reward = torch.where(unstable, UNSTABLE_PENALTY, self._reward_t)
+        overflow = self._overflowed_t.bool()
+        # Unstable or overflowed (its contacts/constraints cut off): terminated and reset.
+        failed = unstable | overflow
+        reward = torch.where(failed, UNSTABLE_PENALTY, self._reward_t)
         info = self._info()
-        info["success"] &= ~unstable
+        info["success"] &= ~failed
         info["unstable"] = unstable
+        info["overflow"] = overflow
         horizon = self._step_count >= self.episode_steps
-        # One small device -> host read per step: unstable worlds are rare, so branch on it.
-        any_unstable = bool(unstable.any())
-        if not horizon and not any_unstable:
+        # One small device -> host read per step: failed worlds are rare, so branch on it.
+        any_failed = bool(failed.any())
+        if not horizon and not any_failed:
             return self._obs_t, reward, self._false, self._false, info
         # SAME_STEP auto-reset: keep the last observation and info, start the next episodes.
         info["final_obs"] = self._obs_t.clone()
@@ -287,11 +314,12 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         if horizon:
             self._reset_worlds(None)
         else:
-            self._reset_unstable(unstable)
+            self._reset_unstable(failed)
         info.update(self._info())
         info["unstable"] = unstable
-        truncated = ~unstable if horizon else self._false
-        return self._obs_t, reward, unstable, truncated, info
+        info["overflow"] = overflow
+        truncated = ~failed if horizon else self._false
+        return self._obs_t, reward, failed, truncated, info
 
     def random_actions(self) -> None:
         """Fill `self.action` with seeded uniform actions in [-1, 1] on the device."""
@@ -314,9 +342,15 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             self._reset_worlds(None)
 
     def overflow(self) -> bool:
-        """True when a world ran out of contact or constraint capacity (results unreliable)."""
+        """True when a world ran out of contact or constraint capacity (its results that step
+        unreliable) in any step since the env was made (`overflow_steps`), or now."""
         flags = getattr(self.data, "overflow", None)
-        return bool(flags is not None and np.any(flags.numpy() != 0))
+        now = flags is not None and np.any((flags.numpy() & self._overflow_mask) != 0)
+        return bool(now or self.overflow_steps() > 0)
+
+    def overflow_steps(self) -> int:
+        """World-steps that overflowed since the env was made (`info["overflow"]`)."""
+        return int(self.overflow_count.numpy()[0])
 
     def close(self, **kwargs: Any) -> None:
         self.host.close()
@@ -328,8 +362,8 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         training run continues bit for bit): the MuJoCo Warp state of every world
         (`_DATA_STATE_FIELDS`), the task arrays (curvature commands, targets, error sums,
         contact counts, fields), the outputs of the last step (obs, reward, distance, success,
-        unstable), the episode clock and step counter, every world's task parameters and the
-        state of the Generator that draws the next tasks.
+        unstable, overflowed), the episode clock and step counter, every world's task
+        parameters and the state of the Generator that draws the next tasks.
 
         Returns a dict: `env_id`, `num_envs`, `step_count` and `rand_calls` (ints), `rng` (the
         numpy bit generator's state), `task_params` ({name: array (num_envs, ...)}), `arrays`
@@ -350,13 +384,16 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         """Restore a `state_dict` of a BatchedEnv of the same environment, settings and
         `num_envs` (arrays may be torch tensors on any device or numpy arrays), in place (a
         captured CUDA graph keeps working); derived quantities (frames, contacts) are recomputed
-        by a forward pass. ValueError naming the field for another environment or shape."""
+        by a forward pass. ValueError naming the field for another environment or shape. A
+        checkpoint from before the overflow flag (no `overflowed` array) restores it as zeros."""
         wp, torch = self._wp, self._torch
         for key, mine in (("env_id", self.env_id), ("num_envs", self.num_envs)):
             if state.get(key) != mine:
                 raise ValueError(f"state[{key!r}] must be {mine!r}, got {state.get(key)!r}")
         targets = self._saved_arrays()
-        given = state["arrays"]
+        given = dict(state["arrays"])
+        # Checkpoints written before the overflow flag existed: no world flagged.
+        given.setdefault("overflowed", torch.zeros(self.num_envs, dtype=torch.int32))
         if set(given) != set(targets):
             diff = sorted(set(given) ^ set(targets))
             raise ValueError(f"state['arrays'] must name {sorted(targets)}, differs in {diff}")
@@ -392,6 +429,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             "distance": self.distance,
             "success": self.success,
             "unstable": self.unstable,
+            "overflowed": self.overflowed,
             "clock": self.clock,
         }
         return {k: a for k, a in out.items() if a is not None and a.size > 0}
@@ -413,11 +451,13 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             mjw.forward(self.model, self.data)
             self._task.evaluate(self)
             self.unstable.zero_()
+            self.overflowed.zero_()
         self._step_count = 0
 
     def _reset_unstable(self, mask: Any) -> None:
-        """Reset the worlds of the bool tensor `mask` (n,) with new tasks; the others keep
-        their state (their task arrays and outputs are restored after the shared kernels)."""
+        """Reset the worlds of the bool tensor `mask` (n,) (unstable or overflowed) with new
+        tasks; the others keep their state (their task arrays and outputs are restored after
+        the shared kernels)."""
         wp, mjw = self._wp, self._mjw
         rows = mask.nonzero().flatten().cpu().numpy()
         new = self._task.sample(self._rng, self.num_envs)
@@ -431,6 +471,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         outputs += [wp.to_torch(a) for a in self._task.eval_arrays(self)]
         with wp.ScopedDevice(self.device):
             saved = [t.clone() for t in state]
+            self._unstable_t.copy_(mask)  # the reset mask (cleared below)
             mjw.reset_data(self.model, self.data, reset=self.unstable)
             # `reset` writes every world's task arrays: put the continuing worlds' back.
             self._task.reset(self, params)
@@ -442,6 +483,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             for t, s in zip(outputs, saved, strict=True):
                 t[keep] = s[keep]
             self.unstable.zero_()
+            self.overflowed.zero_()
 
     def _advance(self) -> None:
         wp = self._wp
@@ -490,20 +532,36 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
             inputs=[d.qpos, d.qvel, self.reward, self.distance],
             outputs=[self.unstable],
         )
+        if not self.constraint_free:
+            wp.launch(
+                self._k.check_overflow,
+                dim=self.num_envs,
+                inputs=[d.nefc, self.njmax, self._overflow_mask],
+                outputs=[d.overflow, self.overflowed, self.overflow_count],
+            )
 
 
 def _contacts_impossible(m: Any, d: Any) -> bool:
-    """True when no geom pair MuJoCo would test can touch, for any joint angles: every pair is
+    """True when no geom pair MuJoCo would test can touch, for any joint angles (no
+    `_contact_pairs`); see there."""
+    return _contact_pairs(m, d) == []
+
+
+def _contact_pairs(m: Any, d: Any) -> list[tuple[int, int]] | None:
+    """The geom pairs (g1, g2) that may touch, for any joint angles; a pair is left out only
+    when proven apart: every pair is
     a static geom (welded to the world, not mocap) and a geom on a chain of hinge/ball joints
     with pivots at the body origins (`jnt_pos` 0) hanging from a static body, and the moving
     geom's bounding sphere, however the chain bends, stays clear of the static geom (a plane's
     half-space or a bounding sphere) by more than both margins. `d`: the host data after
-    `mj_forward` (static frames). False, the safe answer, for anything else (explicit pairs,
-    moving-moving pairs, slide/free joints, height fields, flexes)."""
+    `mj_forward` (static frames). Kept, the safe answer, for anything else (explicit pairs,
+    moving-moving pairs, slide/free joints, height fields). None with flexes (not
+    enumerated)."""
     import mujoco
 
-    if m.npair > 0 or m.nflex > 0:
-        return False
+    if m.nflex > 0:
+        return None
+    pairs = [(int(a), int(b)) for a, b in zip(m.pair_geom1, m.pair_geom2, strict=True)]
     # Contacts the model would test: contype/conaffinity compatible, different weld bodies,
     # not parent-child (unless that filter is off), not excluded.
     filter_parent = not (m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT)
@@ -560,14 +618,16 @@ def _contacts_impossible(m: Any, d: Any) -> bool:
             ):
                 continue
             if static[b1] == static[b2]:
-                return False  # both static never collide in MuJoCo; both moving: no bound here
+                pairs.append((g1, g2))  # both moving (both static: one weld body): no bound
+                continue
             gs, gm = (g1, g2) if static[b1] else (g2, g1)
             bm = int(m.geom_bodyid[gm])
             if anchor[bm] < 0 or m.geom_type[gm] in (
                 mujoco.mjtGeom.mjGEOM_PLANE,
                 mujoco.mjtGeom.mjGEOM_HFIELD,
             ):
-                return False
+                pairs.append((g1, g2))
+                continue
             center = d.xpos[anchor[bm]]
             radius = reach[bm] + float(np.linalg.norm(m.geom_pos[gm])) + float(m.geom_rbound[gm])
             radius += float(m.geom_margin[gs] + m.geom_margin[gm])
@@ -575,12 +635,47 @@ def _contacts_impossible(m: Any, d: Any) -> bool:
                 normal = d.geom_xmat[gs].reshape(3, 3)[:, 2]
                 clearance = float(np.dot(center - d.geom_xpos[gs], normal))
             elif m.geom_type[gs] == mujoco.mjtGeom.mjGEOM_HFIELD or m.geom_rbound[gs] <= 0:
-                return False
+                pairs.append((g1, g2))
+                continue
             else:
                 clearance = float(np.linalg.norm(center - d.geom_xpos[gs]) - m.geom_rbound[gs])
             if not clearance > radius:
-                return False
-    return True
+                pairs.append((g1, g2))
+    return pairs
+
+
+#: Contacts one candidate pair is counted for in `_capacity` [CHOICE]: primitive pairs touch at
+#: one point except parallel capsules (two) and MuJoCo Warp's multi-contact convex pairs, so
+#: this is a sizing rule, not a proof; measured on ReachObstacle-v0 (58 pairs): at most 21
+#: contacts / 84 rows in a world (docs/learning.md), 2.8x below the capacity. Overflows beyond
+#: it are flagged per world (`info["overflow"]`), never silent.
+CONTACTS_PER_PAIR = 1
+
+
+def _capacity(m: Any, d: Any) -> tuple[int, int] | None:
+    """(nconmax, njmax) for a model with contacts: every geom pair that may touch
+    (`_contact_pairs`) x `CONTACTS_PER_PAIR` contacts, each with its rows (condim 1: 1;
+    pyramidal cone: 2 (condim - 1); elliptic: condim), plus one row per limited joint, limited
+    tendon and friction-loss dof/tendon, and the equality rows (connect 3, weld 6, else 1).
+    None where the pairs are not enumerated (flexes: MuJoCo Warp's defaults)."""
+    import mujoco
+
+    pairs = _contact_pairs(m, d)
+    if pairs is None:
+        return None
+    elliptic = m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+    rows = 0
+    for g1, g2 in pairs:
+        condim = int(max(m.geom_condim[g1], m.geom_condim[g2]))
+        rows += 1 if condim == 1 else (condim if elliptic else 2 * (condim - 1))
+    n_con = CONTACTS_PER_PAIR * len(pairs)
+    rows *= CONTACTS_PER_PAIR
+    rows += int(np.count_nonzero(m.jnt_limited)) + int(np.count_nonzero(m.tendon_limited))
+    rows += int(np.count_nonzero(m.dof_frictionloss > 0))
+    rows += int(np.count_nonzero(m.tendon_frictionloss > 0))
+    eq_rows = {int(mujoco.mjtEq.mjEQ_CONNECT): 3, int(mujoco.mjtEq.mjEQ_WELD): 6}
+    rows += sum(eq_rows.get(int(t), 1) for t in m.eq_type)
+    return max(n_con, 1), max(rows, 1)
 
 
 def _no_constraint_rows(m: Any) -> bool:

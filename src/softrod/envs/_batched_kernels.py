@@ -317,3 +317,25 @@ def check_unstable(
         if bad(qvel[w, i]):
             flag = wp.int32(1)
     unstable[w] = flag
+
+
+# A world overflowed when MuJoCo Warp's per-world overflow bits (`Data.overflow`, set by the
+# step's collision and constraint stages, sticky until reset) show a capacity bit of `mask`, or
+# its constraint rows of the last forward pass exceed `njmax` (rows beyond it were dropped).
+# Those bits are then cleared, so the flag is this step's; `count` (1,) adds the world-steps.
+@wp.kernel
+def check_overflow(
+    nefc: wp.array(dtype=wp.int32),
+    njmax: int,
+    mask: int,
+    flags: wp.array(dtype=wp.int32),
+    overflowed: wp.array(dtype=wp.int32),
+    count: wp.array(dtype=wp.int32),
+):
+    w = wp.tid()
+    hit = wp.int32(0)
+    if (flags[w] & mask) != 0 or nefc[w] > njmax:
+        hit = wp.int32(1)
+        wp.atomic_add(count, 0, 1)
+    flags[w] = flags[w] & ~mask
+    overflowed[w] = hit
