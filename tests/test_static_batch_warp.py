@@ -343,13 +343,18 @@ def test_tip_error_as_the_cpu_batch_and_refined_alike(monkeypatch) -> None:
         np.testing.assert_allclose(raw.tip_error, cpu_raw.tip_error, rtol=ERR_RTOL, err_msg=name)
         above = raw.tip_error > bound
         refined += int(above.sum())
-        warp = solve_static_batch(model, device="warp-cpu", rtol=RTOL, max_iter=MAX_ITER,
-                                  **_inputs(loads))  # fmt: skip
-        cpu = solve_static_batch(model, threads=1, rtol=RTOL, max_iter=MAX_ITER, **_inputs(loads))
+        # Refined with the Jacobians and shapes asked for (the refinement replaces them too).
+        opts = dict(rtol=RTOL, max_iter=MAX_ITER, jacobian=True, shapes=True)
+        warp = solve_static_batch(model, device="warp-cpu", **opts, **_inputs(loads))
+        cpu = solve_static_batch(model, threads=1, **opts, **_inputs(loads))
         assert warp.status.tolist() == cpu.status.tolist(), name
         assert (warp.tip_error <= bound).all(), (name, warp.tip_error)
         np.testing.assert_allclose(warp.tip_error, cpu.tip_error, rtol=ERR_RTOL, err_msg=name)
         np.testing.assert_allclose(warp.tip_position, cpu.tip_position, rtol=0, atol=TIP_TOL)
+        np.testing.assert_allclose(warp.positions, cpu.positions, rtol=0, atol=TIP_TOL)
+        assert warp.jacobian is not None and cpu.jacobian is not None
+        scale = np.abs(cpu.jacobian).max()
+        np.testing.assert_allclose(warp.jacobian, cpu.jacobian, rtol=0, atol=JAC_RTOL * scale)
         # Items below the bound keep the device's answer unchanged.
         np.testing.assert_array_equal(warp.tip_position[~above], raw.tip_position[~above])
     assert refined >= 2
