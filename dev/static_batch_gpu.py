@@ -4,7 +4,9 @@ tendons, a 3-D tip force up to 1 N, seeded) at batch 1e4, 1e5, 1e6, in three cas
 (the default stability check, on the device), `unchecked` (`check_stability=False`) and
 `jacobian` (tip Jacobians, default check); then a cross-check of 100 items against the CPU
 (tip error against `solve_static`, the device's stability verdicts against the numba batch's
-test at the same answers, flagged count).
+test at the same answers, flagged count, and the device's tip error estimate: its max and
+median over the converged items and how many exceed 1e-6 L, the items `solve_static_batch`
+would refine on the CPU).
 The cross-check's items are the benchmark's distribution plus a fifth of axial tip loads of
 0.2-4 x the robot's Euler load pi^2 EI / (4 L^2), so that both verdicts occur.
 
@@ -112,11 +114,19 @@ def main() -> None:
         ref = solve_static(model, loads.actuation[i], tip_force=loads.tip_force[i])
         if res.success[i] and ref.success:
             err = max(err, float(np.abs(res.tip_position[i] - ref.tip_position).max()))
+    # The device's tip error estimate (`_final_kernel`): NaN = none (the front end refines).
+    est = res.tip_error if res.tip_error is not None else np.full(n, np.nan)
+    conv = np.isin(res.status, (0, STATUS_UNSTABLE))
+    bound = 1e-6 * model.total_length
     emit(
         "check",
         {
             "items": float(n),
             "max_tip_error_m": err,
+            "estimate_max_m": float(np.nanmax(est[conv])) if conv.any() else float("nan"),
+            "estimate_median_m": float(np.nanmedian(est[conv])) if conv.any() else float("nan"),
+            "estimate_missing": float(np.sum(conv & np.isnan(est))),
+            "estimate_above_tol": float(np.sum(conv & (est > bound))),
             "flagged": float(np.sum(~res.success)),
             "unstable": float(np.sum(res.status == STATUS_UNSTABLE)),
             "verdicts_compared": float(both.size),

@@ -27,6 +27,11 @@ TIP_TOL = 1e-9
 JAC_RTOL = 1e-7
 #: Items per robot: enough to mix direct Newton and load ramps, small for the CPU device.
 N_ITEMS = 5
+#: Relative agreement of the tip error estimates with the CPU's: the same coarse integration
+#: and Richardson formula, the correction with Newton's last Jacobian, which comes from a
+#: different iterate where the load paths differ (the Jacobians differ at the Newton
+#: tolerance): 4e-6 measured on the tests' mixed batches, 0 on items solved alike.
+ERR_RTOL = 1e-4
 RTOL = 1e-10
 MAX_ITER = 30
 
@@ -105,6 +110,10 @@ def test_agrees_with_solve_static_loop(solved) -> None:
             np.testing.assert_allclose(res.tip_rotation[i], ref.tip_rotation, atol=TIP_TOL)
             np.testing.assert_allclose(res.unknowns[i], ref.base_moment, rtol=1e-6, atol=1e-12)
             np.testing.assert_array_equal(res.tensions[i], loads.actuation[i])
+            # The device's tip error estimate is solve_static's (unrefined there: below tol).
+            assert ref.tip_error is not None and ref.tip_error <= 1e-6 * model.total_length
+            assert res.tip_error is not None
+            np.testing.assert_allclose(res.tip_error[i], ref.tip_error, rtol=ERR_RTOL, atol=0)
 
 
 def test_jacobian_matches_tip_jacobian(solved) -> None:
@@ -280,3 +289,82 @@ def test_section_newton_step_limit_as_the_cpu_kernels() -> None:
     for res in (warp, cpu):
         np.testing.assert_allclose(res.tip_position[0], ref.tip_position, rtol=0, atol=TIP_TOL)
     assert 0.6 < warp.load_scale[1] < 0.65
+
+
+# ---------------------------------------------------------------------------------------------
+# Tip error estimate (issue 19 row 0.6): the CPU batch's, and the CPU batch's refinement
+
+
+def _loop_loads(model: RodModel, B: int) -> BatchLoads:
+    """Mixed loads (`_mixed_loads`) and, on every other item instead, the first tendon of each
+    segment pulled to bend the straight robot by 1 rad up to a full loop (2 pi): the loop
+    items' RK4 error exceeds 1e-6 L on the default grid."""
+    from softrod.rods._batch_warp import _tendon_bending_batch
+
+    mixed = _mixed_loads(model, B, 11)
+    tau = mixed.actuation.copy()
+    one = np.zeros(model.n_tendons)
+    one[:: len(model.spec.segments[0].tendons)] = 1.0
+    per_newton = _tendon_bending_batch(model, one[None, :])[0]
+    loop = np.arange(0, B, 2)
+    tau[loop] = np.linspace(1.0, 2.0 * np.pi, loop.size)[:, None] * one / per_newton
+    force = [a.copy() for a in (mixed.tip_force, mixed.tip_moment)]
+    force += [mixed.distributed_force.copy(), mixed.gravity.copy()]
+    for a in force:
+        a[loop] = 0.0
+    return BatchLoads("tension", tau, *force)
+
+
+def test_tip_error_as_the_cpu_batch_and_refined_alike(monkeypatch) -> None:
+    """SoftManiSim (mixed loads) and a soft rod bent up to a full loop by its tendons: the
+    device's estimate equals the CPU batch's before refinement (ERR_RTOL), every converged
+    item has one, and through `solve_static_batch` the items above 1e-6 L are refined on the
+    CPU as the CPU batch refines its own: the same tips, estimates and status."""
+    from softrod.rods import _batch, solve_static_batch
+
+    robots = {
+        "softmanisim": compile_model(find_robot("softmanisim")),
+        "soft_rod_cosserat": compile_model(soft_rod_dict("cosserat")),
+    }
+    refined = 0
+    for name, model in robots.items():
+        loads = _loop_loads(model, 6)
+        bound = 1e-6 * model.total_length
+        raw = _solve(model, loads)
+        assert raw.tip_error is not None and raw.status is not None
+        converged = np.isin(raw.status, (0, 7))
+        assert converged.all(), name
+        assert np.isfinite(raw.tip_error).all(), name
+        # The CPU batch's estimate before its refinement (an infinite bound refines nothing).
+        with monkeypatch.context() as m:
+            m.setattr(_batch, "_DEFAULT_TIP_TOL", np.inf)
+            cpu_raw = solve_static_batch(model, threads=1, rtol=RTOL, max_iter=MAX_ITER,
+                                         **_inputs(loads))  # fmt: skip
+        np.testing.assert_allclose(raw.tip_error, cpu_raw.tip_error, rtol=ERR_RTOL, err_msg=name)
+        above = raw.tip_error > bound
+        refined += int(above.sum())
+        # Refined with the Jacobians and shapes asked for (the refinement replaces them too).
+        opts = dict(rtol=RTOL, max_iter=MAX_ITER, jacobian=True, shapes=True)
+        warp = solve_static_batch(model, device="warp-cpu", **opts, **_inputs(loads))
+        cpu = solve_static_batch(model, threads=1, **opts, **_inputs(loads))
+        assert warp.status.tolist() == cpu.status.tolist(), name
+        assert (warp.tip_error <= bound).all(), (name, warp.tip_error)
+        np.testing.assert_allclose(warp.tip_error, cpu.tip_error, rtol=ERR_RTOL, err_msg=name)
+        np.testing.assert_allclose(warp.tip_position, cpu.tip_position, rtol=0, atol=TIP_TOL)
+        np.testing.assert_allclose(warp.positions, cpu.positions, rtol=0, atol=TIP_TOL)
+        assert warp.jacobian is not None and cpu.jacobian is not None
+        scale = np.abs(cpu.jacobian).max()
+        np.testing.assert_allclose(warp.jacobian, cpu.jacobian, rtol=0, atol=JAC_RTOL * scale)
+        # Items below the bound keep the device's answer unchanged.
+        np.testing.assert_array_equal(warp.tip_position[~above], raw.tip_position[~above])
+    assert refined >= 2
+
+
+def _inputs(loads: BatchLoads) -> dict[str, np.ndarray]:
+    return {
+        "tensions": loads.actuation,
+        "tip_force": loads.tip_force,
+        "tip_moment": loads.tip_moment,
+        "distributed_force": loads.distributed_force,
+        "gravity": loads.gravity,
+    }

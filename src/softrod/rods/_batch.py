@@ -104,12 +104,13 @@ class StaticBatchResult:
     fraction of the way from the guess's inputs rather than from rest.
     tip_error : (B,) estimated discretisation error of each item's tip_position [m], as
     `StaticResult.tip_error` of `solve_static`'s answer (Richardson against the grid of twice
-    the step; step doubling for an item refined onto finer grids, as every CPU item whose
-    estimate exceeds 1e-6 of the length is; where the finer solve fails the item keeps its
-    answer and its estimate, as `solve_static`'s answer does). NaN where there is no estimate
-    (`StaticResult.tip_error` None): items without a converged equilibrium (status other than
-    0 and 7), an estimate that failed and a refinement that failed too, and every item of the
-    Warp back end, which neither estimates nor refines.
+    the step; step doubling for an item refined onto finer grids, as every item whose
+    estimate exceeds 1e-6 of the length is, on either back end: the Warp back end estimates on
+    the device and its items above the bound are refined on the CPU; where the finer solve
+    fails the item keeps its answer and its estimate, as `solve_static`'s answer does). NaN
+    where there is no estimate (`StaticResult.tip_error` None): items without a converged
+    equilibrium (status other than 0 and 7), and an estimate that failed and a refinement that
+    failed too.
     """
 
     tip_position: np.ndarray
@@ -637,7 +638,75 @@ def solve_static_batch(
             max_iter=max_iter,
             check_stability=check_stability,
         )
+        out = _refine_warp(model, loads, out, float(rtol), max_iter, jacobian, shapes)
     return _wrap(out, loads, model, shapes)
+
+
+def _refine_warp(
+    model: RodModel,
+    loads: BatchLoads,
+    out: BatchArrays,
+    rtol: float,
+    max_iter: int,
+    jacobian: bool,
+    shapes: bool,
+) -> BatchArrays:
+    """The Warp back end's items whose tip error estimate misses the default bound
+    (`_DEFAULT_TIP_TOL` of the length) or has none, refined on the CPU as the CPU batch refines
+    its own (`_refine_item`: doubled grids from the converged state, one item after another);
+    `out` itself where none needs it (its arrays untouched)."""
+    B = loads.size
+    status = np.asarray(out.status, dtype=np.int64)
+    err = np.full(B, np.nan) if out.tip_error is None else np.asarray(out.tip_error, dtype=float)
+    bound = _DEFAULT_TIP_TOL * model.total_length
+    converged = (status == 0) | (status == STATUS_UNSTABLE)
+    items = np.flatnonzero(converged & ~(err <= bound))
+    if items.size == 0:
+        return out
+    # The CPU batch's layout (`_batch_kernels._solve_one`'s stats) for `_refine_item`.
+    stats = np.zeros((B, 7))
+    stats[:, 0] = status
+    stats[:, 1] = out.residual
+    stats[:, 2] = out.iterations
+    stats[:, 5] = np.nan if out.stable is None else out.stable
+    stats[:, 6] = err
+    unknowns = np.array(out.unknowns, dtype=float)
+    tensions = np.array(out.tensions, dtype=float)
+    tip = np.array(out.tip_position, dtype=float)
+    rotation = np.array(out.tip_rotation, dtype=float)
+    jac = np.array(out.jacobian, dtype=float) if out.jacobian is not None else np.empty((B, 0, 0))
+    positions = (
+        np.array(out.positions, dtype=float) if out.positions is not None else np.empty((0, 0, 3))
+    )
+    checked = out.stable is not None
+    for i in items.tolist():
+        _refine_item(
+            model,
+            loads,
+            i,
+            rtol,
+            max_iter,
+            checked,
+            (unknowns, tensions, tip, rotation, stats, jac, positions),
+            jacobian and out.jacobian is not None,
+            shapes and out.positions is not None,
+        )
+    status = stats[:, 0].astype(np.int64)
+    return dataclasses.replace(
+        out,
+        tip_position=tip,
+        tip_rotation=rotation,
+        success=status == 0,
+        residual=stats[:, 1].copy(),
+        iterations=stats[:, 2].astype(np.int64),
+        unknowns=unknowns,
+        tensions=tensions,
+        jacobian=jac if out.jacobian is not None else None,
+        positions=positions if out.positions is not None else None,
+        status=status,
+        stable=(stats[:, 5] == 1.0) if checked else None,
+        tip_error=np.where((status == 0) | (status == STATUS_UNSTABLE), stats[:, 6], np.nan),
+    )
 
 
 def _check_guess(guess: Any, loads: BatchLoads, n_t: int) -> _Warm | None:
@@ -769,6 +838,6 @@ def _wrap(out: BatchArrays, loads: BatchLoads, model: RodModel, shapes: bool) ->
         balanced_actuation=balanced_act,
         balanced_forces=balanced_forces,
         from_guess=from_guess,
-        # A back end without an estimate (Warp): NaN, "not estimated".
+        # A back end without an estimate: NaN, "not estimated".
         tip_error=np.full(B, np.nan) if out.tip_error is None else out.tip_error,
     )

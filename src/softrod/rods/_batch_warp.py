@@ -27,6 +27,12 @@ Tip Jacobians are exact: one more integration at the converged M0 carries the se
 every tension, and the implicit function theorem on the shooting residual gives
 d tip / d tau = dp/dM0 (-(dM/dM0)^-1 dM/dtau) + dp/dtau (as `tip_jacobian`).
 
+Tip error estimate (`StaticResult.tip_error`, the CPU batch's): the final pass first integrates
+each converged answer once on the grid of twice the step (`_shooting._coarse_model`, the state
+only), corrects that tip by one Newton step with the solve's last Jacobian and tip
+sensitivities, and returns |difference| / (ratio - 1) (`_shooting._richardson`); the front end
+(`_batch._refine_warp`) refines items above the bound on the CPU as the CPU batch does.
+
 The integrated state (position, rotation, section moment; 15 values, no tendon lengths: tension
 control reads none), its RK4 stage input and stage sum are registers. The sensitivity
 directions' RK4 state, stage input and stage sum live in global arrays laid out (component,
@@ -59,9 +65,11 @@ from softrod.rods._shooting import (
     _MAX_CONTINUATION_SOLVES,
     _MAX_TIP_DEVIATION,
     _MAX_TIP_MOVE,
+    _MIN_COARSE_RATIO,
     _MIN_LOAD_STEP,
     _MULTI_SHOOT_ANGLE,
     _ROUND_OFF_RESIDUAL,
+    _coarse_model,
 )
 from softrod.rods._stability import STATUS_UNSTABLE
 from softrod.rods._stability_kernels import _GROUP_ANGLE
@@ -85,6 +93,9 @@ _STATUS_HEAVY = 8
 #: (a zero leading minor, where `_negative_count3` takes eigenvalues), and not checked.
 _UNDECIDED = -1
 _NOT_CHECKED = -2
+#: The tip error estimate's correction refuses a Jacobian of this condition number or more
+#: (`_shooting._tip_corrected_by`'s bound on np.linalg.cond, the 2-norm's, here from svd3).
+_MAX_COND = 1e14
 
 f64 = wp.float64
 #: Components of the integrated state: position, rotation (row-major), section moment. The
@@ -100,7 +111,12 @@ wp.set_module_options({"enable_backward": False})
 @wp.struct
 class _Rod:
     """The model's arrays (see `RodModel`) plus per-step load coefficients: the total distal
-    force at the end of step k is F_tip + f_dist * dist_len[k] + g * mass_distal[k]."""
+    force at the end of step k is F_tip + f_dist * dist_len[k] + g * mass_distal[k]. The node
+    and step arrays hold the solve's grid (n_steps steps, nodes 0..n_steps) followed by the
+    tip error estimate's grid of twice the step (`_shooting._coarse_model`, n_steps_c steps,
+    its nodes from n_steps + 1 on, its steps from n_steps on, loads sliced from the fine
+    grid's as `_batch_kernels._coarse_problem` slices them); ratio: its RK4 error ratio
+    (`_MIN_COARSE_RATIO` or more, else 0: no estimate)."""
 
     node_s: wp.array(dtype=wp.float64)
     step_seg: wp.array(dtype=wp.int32)
@@ -112,6 +128,8 @@ class _Rod:
     base_R: wp.mat33d
     n_t: int
     n_steps: int
+    n_steps_c: int
+    ratio: wp.float64
     cosserat: int
     m_scale: wp.float64
     length: wp.float64
@@ -386,13 +404,18 @@ def _integrate(
     n_stab: int,
     store: int,
     pos: wp.array3d(dtype=wp.float64),
+    k_node: int,
+    k_step: int,
+    n_steps: int,
 ):
     """RK4 over the grid from base moment M0 at load level lam (every load and tension scaled);
     the final augmented state is left in sc.Z. Directions 0-2 are M0, 3 + j tension j (of
     n_dir); with n_stab = 6, six more directions carry the stability test's transfer maps
     (`_stability_kernels._interval_maps`: three rotations of the frame and three moment
     changes at the last checkpoint, restarted at each one) into the streamed inertia count
-    (`_inertia_step`). With store, node positions go to pos[tid].
+    (`_inertia_step`). With store, node positions go to pos[tid]. The grid: n_steps steps
+    from node k_node and step k_step of rod's arrays (0, 0, n_steps: the solve's; the estimate's
+    coarse grid: n_steps + 1, n_steps, n_steps_c).
     Returns (ok: 1, or 0 on a non-finite state; neg: the number of negative directions of
     the energy's second variation (`_second_variation_inertia`), -1 where a block is
     singular, -2 where a leading minor is exactly 0 (the CPU test decides), 0 unless n_stab)."""
@@ -455,15 +478,15 @@ def _integrate(
                 stiff = wp.min(stiff, rod.seg_par[j, a])
         for i in range(n_t):
             pull = pull + wp.abs(lam * it.tau[tid, i])
-    for k in range(rod.n_steps):
-        seg = rod.step_seg[k]
-        sa = rod.node_s[k]
-        sb = rod.node_s[k + 1]
+    for k in range(n_steps):
+        seg = rod.step_seg[k_step + k]
+        sa = rod.node_s[k_node + k]
+        sb = rod.node_s[k_node + k + 1]
         h = sb - sa
         kb = wp.vec3d(rod.seg_par[seg, 0], rod.seg_par[seg, 1], rod.seg_par[seg, 2])
         ks = wp.vec3d(rod.seg_par[seg, 3], rod.seg_par[seg, 4], rod.seg_par[seg, 5])
         us = wp.vec3d(rod.seg_par[seg, 6], rod.seg_par[seg, 7], rod.seg_par[seg, 8])
-        Ne = F + fd * rod.dist_len[k] + g * rod.mass_distal[k]
+        Ne = F + fd * rod.dist_len[k_step + k] + g * rod.mass_distal[k_step + k]
         q = fd + g * rod.seg_par[seg, 9]
         loaded = int(0)
         for i in range(n_t):
@@ -621,9 +644,11 @@ def _integrate(
             wk = wp.sqrt((n_end + pull) / stiff) + f64(_SQRT3) * mom / stiff
             omega = wp.max(omega, wk)
             close = int(0)
-            if k + 1 == rod.n_steps:
+            if k + 1 == n_steps:
                 close = 1
-            elif (rod.node_s[k + 2] - rod.node_s[start]) * omega > f64(_GROUP_ANGLE):
+            elif (rod.node_s[k_node + k + 2] - rod.node_s[k_node + start]) * omega > f64(
+                _GROUP_ANGLE
+            ):
                 close = 1
             if close != 0:
                 o = ny * (1 + n_dir)
@@ -638,7 +663,7 @@ def _integrate(
                 omega = zero
                 R_cp = R1
                 M_cp = M_k1
-                if k + 1 < rod.n_steps:
+                if k + 1 < n_steps:
                     _stab_reset(sc, tid, o, ny, R1)
     if n_stab != 0:
         # The last node's pivot (`_second_variation_inertia` at k = n).
@@ -660,7 +685,7 @@ def _integrate(
             ok = 0
     if store != 0:
         for a in range(3):
-            pos[tid, rod.n_steps, a] = zp[a]
+            pos[tid, n_steps, a] = zp[a]
     return ok, neg
 
 
@@ -675,16 +700,18 @@ def _shoot(
     n_dir: int,
     pos: wp.array3d(dtype=wp.float64),
 ):
-    """Scaled residual (M(L) - M_tip) / moment_scale and its Jacobian at base moment x (with
-    n_dir = 3; with 0 the state alone is integrated and the Jacobian is meaningless)."""
-    ok, _neg = _integrate(rod, it, sc, tid, lam, x, n_dir, 0, 0, pos)
+    """Scaled residual (M(L) - M_tip) / moment_scale, its Jacobian and the tip's sensitivities
+    d p(L) / d M0 [m / (N m)] at base moment x (with n_dir = 3; with 0 the state alone is
+    integrated and both are meaningless)."""
+    ok, _neg = _integrate(rod, it, sc, tid, lam, x, n_dir, 0, 0, pos, 0, 0, rod.n_steps)
     ny = _NY
     r = (_ld3(sc.Z, 12, tid) - lam * it.moment[tid]) / rod.m_scale
     c0 = _ld3(sc.Z, ny + 12, tid)
     c1 = _ld3(sc.Z, 2 * ny + 12, tid)
     c2 = _ld3(sc.Z, 3 * ny + 12, tid)
     J = wp.mat33d(c0[0], c1[0], c2[0], c0[1], c1[1], c2[1], c0[2], c1[2], c2[2]) / rod.m_scale
-    return ok, r, J
+    P = _cols(_ld3(sc.Z, ny, tid), _ld3(sc.Z, 2 * ny, tid), _ld3(sc.Z, 3 * ny, tid))
+    return ok, r, J, P
 
 
 @wp.func
@@ -701,7 +728,10 @@ def _newton(
     pos: wp.array3d(dtype=wp.float64),
 ):
     """Damped Newton on the base moment (`_static_kernels._newton`): full steps halved down to
-    1/64 until the residual norm drops. Returns (status, x, final residual norm, iterations).
+    1/64 until the residual norm drops. Returns (status, x, final residual norm, iterations,
+    the last Jacobian Newton computed and the tip's sensitivities d p(L) / d M0 of the same
+    evaluation: of the final x or of the iterate before it, as `_newton` keeps them at
+    `_JACOBIAN_AT` for the tip error estimate).
     Every step is shortened to at most `bound` in the scaled unknowns (M0 / moment_scale), as
     `_static_kernels._newton`'s `max_step`: only residual decreases near the iterate count.
     One call site of the integrator (the first pass evaluates x_in): Warp inlines every call,
@@ -711,6 +741,7 @@ def _newton(
     step = x_in
     r = x_in
     J = wp.identity(n=3, dtype=wp.float64)
+    P = J
     norm = f64(0.0)
     norm_prev = f64(0.0)
     alpha = f64(1.0)
@@ -726,7 +757,7 @@ def _newton(
         n_dir = int(3)
         if predicted != 0:
             n_dir = 0
-        ok, r_t, J_t = _shoot(rod, it, sc, tid, lam, x_try, n_dir, pos)
+        ok, r_t, J_t, P_t = _shoot(rod, it, sc, tid, lam, x_try, n_dir, pos)
         norm_t = _amax3(r_t)
         accepted = int(0)
         if predicted != 0:
@@ -752,6 +783,7 @@ def _newton(
                 x = x_try
                 r = r_t
                 J = J_t
+                P = P_t
                 norm = norm_t
                 if norm <= tol:
                     status = 0
@@ -776,7 +808,7 @@ def _newton(
                     nit += 1
                     status = 2
             x_try = x + alpha * step
-    return status, x, norm, nit
+    return status, x, norm, nit, J, P
 
 
 @wp.func
@@ -822,7 +854,8 @@ def _drive(
     loads and the tendons, or 0.25 after a failed direct solve) and a secant predictor; each
     step's Newton is bounded by `_CONTINUATION_STEP_BOUND` and kept only while the tip stays
     on the branch (`_tip_step_ok`), else halved; status 5 when the smallest step still jumps.
-    Returns (status, x, load level reached, norm, Newton iterations)."""
+    Returns (status, x, load level reached, norm, Newton iterations, and the last Newton
+    Jacobian and tip sensitivities of the solve that reached x (`_newton`))."""
     zero = f64(0.0)
     one = f64(1.0)
     dlam = f64(0.25)
@@ -834,6 +867,8 @@ def _drive(
     x_prev = x_lam
     tip_lam = x_lam
     tip_prev = x_lam
+    J_lam = wp.identity(n=3, dtype=wp.float64)
+    P_lam = J_lam
     has_prev = int(0)
     lam_prev = zero
     solves = int(0)
@@ -864,12 +899,16 @@ def _drive(
                 # Secant predictor along the load path.
                 ratio = (trial - lam) / (lam - lam_prev)
                 x = x + (x_lam - x_prev) * ratio
-        st, x_new, norm, nit_new = _newton(rod, it, sc, tid, trial, x, tol, iters, bound, pos)
+        st, x_new, norm, nit_new, J_new, P_new = _newton(
+            rod, it, sc, tid, trial, x, tol, iters, bound, pos
+        )
         nit += nit_new
         if phase == 1:
             phase = 2
             if st == 0 or (st == 2 and norm <= f64(_ROUND_OFF_RESIDUAL)):
                 x_lam = x_new
+                J_lam = J_new
+                P_lam = P_new
                 lam = one
                 done = 1
         elif phase == 2:
@@ -888,6 +927,8 @@ def _drive(
                 lam_prev = lam
                 has_prev = 1
                 x_lam = x_new
+                J_lam = J_new
+                P_lam = P_new
                 tip_lam = tip
                 lam = trial
                 dlam = wp.min(f64(2.0) * dlam, dlam_max)
@@ -901,7 +942,7 @@ def _drive(
                 done = 1
             if done != 0 and lam < one and st == 0:
                 st = 1
-    return st, x_lam, lam, norm, nit
+    return st, x_lam, lam, norm, nit, J_lam, P_lam
 
 
 @wp.func
@@ -941,6 +982,8 @@ def _solve_kernel(
     nit_out: wp.array(dtype=wp.int32),
     status_out: wp.array(dtype=wp.int32),
     pos: wp.array3d(dtype=wp.float64),
+    J_out: wp.array(dtype=wp.mat33d),
+    P_out: wp.array(dtype=wp.mat33d),
 ):
     tid = wp.tid()
     nan = f64(wp.nan)
@@ -963,7 +1006,9 @@ def _solve_kernel(
         angle <= f64(_DIRECT_LOAD_ANGLE) and bending <= f64(_DIRECT_BENDING_ANGLE)
     ):
         direct = 1
-    st, x, lam, norm, nit = _drive(rod, it, sc, tid, x0, direct, bending, tol, max_iter, pos)
+    st, x, lam, norm, nit, J, P = _drive(rod, it, sc, tid, x0, direct, bending, tol, max_iter, pos)
+    J_out[tid] = J
+    P_out[tid] = P
     x_out[tid] = x
     lam_out[tid] = lam
     res_out[tid] = norm
@@ -989,11 +1034,20 @@ def _final_kernel(
     jac: wp.array3d(dtype=wp.float64),
     pos: wp.array3d(dtype=wp.float64),
     stable_out: wp.array(dtype=wp.int32),
+    J_in: wp.array(dtype=wp.mat33d),
+    P_in: wp.array(dtype=wp.mat33d),
+    err_out: wp.array(dtype=wp.float64),
 ):
     """One more pass at each answer: tip frame, shape, tension sensitivities and (with
     stability) the stability test's maps; success (status 0) only at the full load, the
     residual within tol and every value finite. stable_out: 1 stable, 0 not, -1 not decided
-    here (a zero leading minor: the CPU test decides), -2 not checked (not converged)."""
+    here (a zero leading minor: the CPU test decides), -2 not checked (not converged).
+    Before it, where the solve converged at the full load, the tip error estimate
+    (`_shooting._tip_corrected_by`, `_richardson`): the grid of twice the step integrated from
+    the answer without directions, its tip corrected by one Newton step with the solve's last
+    Jacobian and tip sensitivities (J_in, P_in); err_out: |corrected coarse tip - tip| /
+    (ratio - 1) [m], NaN where there is none (not converged, no coarse grid, a failed coarse
+    integration, a Jacobian of condition number `_MAX_COND` or more)."""
     tid = wp.tid()
     st = status[tid]
     stable_out[tid] = _NOT_CHECKED
@@ -1007,10 +1061,52 @@ def _final_kernel(
     lam = lam_in[tid]
     # The test runs only where the solve converged at the full load (as the CPU batch's).
     n_stab = int(0)
-    if stability != 0 and st == 0 and lam >= f64(1.0) and res_in[tid] <= tol:
+    converged = st == 0 and lam >= f64(1.0) and res_in[tid] <= tol
+    if stability != 0 and converged:
         n_stab = 6
-    ok, neg = _integrate(rod, it, sc, tid, lam, x, n_dir, n_stab, shapes, pos)
     ny = _NY
+    nan = f64(wp.nan)
+    err_out[tid] = nan
+    tip_c = wp.vec3d(nan, nan, nan)
+    # Pass 0 (where estimated): the coarse grid, state only; pass 1: the answer's own. One call
+    # site of the integrator in a runtime loop (Warp inlines every call: a second site would
+    # double this kernel's code).
+    first = int(1)
+    if converged and rod.ratio > f64(0.0):
+        first = 0
+    ok = int(0)
+    neg = int(0)
+    for ps in range(first, 2):
+        k_node = int(0)
+        k_step = int(0)
+        n_steps = rod.n_steps
+        n_dir_p = n_dir
+        n_stab_p = n_stab
+        store = shapes
+        if ps == 0:
+            k_node = rod.n_steps + 1
+            k_step = rod.n_steps
+            n_steps = rod.n_steps_c
+            n_dir_p = 0
+            n_stab_p = 0
+            store = 0
+        ok, neg = _integrate(
+            rod, it, sc, tid, lam, x, n_dir_p, n_stab_p, store, pos, k_node, k_step, n_steps
+        )
+        if ps == 0 and ok != 0:
+            # `_tip_corrected_by`: one Newton step on the coarse residual with the solve's
+            # Jacobian moves the coarse tip by its sensitivities.
+            J = J_in[tid]
+            U = wp.mat33d()
+            sig = wp.vec3d()
+            V = wp.mat33d()
+            wp.svd3(J, U, sig, V)
+            smax = wp.max(wp.max(sig[0], sig[1]), sig[2])
+            smin = wp.min(wp.min(sig[0], sig[1]), sig[2])
+            if smax < f64(_MAX_COND) * smin:
+                r_c = (_ld3(sc.Z, 12, tid) - lam * it.moment[tid]) / rod.m_scale
+                dx = -(wp.inverse(J) @ r_c)
+                tip_c = _ld3(sc.Z, 0, tid) + P_in[tid] @ dx
     tip_p[tid] = _ld3(sc.Z, 0, tid)
     tip_R[tid] = _ldm(sc.Z, 3, tid)
     finite = ok != 0 and wp.isfinite(x[0]) and wp.isfinite(x[1]) and wp.isfinite(x[2])
@@ -1035,6 +1131,11 @@ def _final_kernel(
         st = 1
     if st == 0 and not finite:
         st = 3
+    if st == 0:
+        d = tip_c - _ld3(sc.Z, 0, tid)
+        err = wp.sqrt(wp.dot(d, d)) / (rod.ratio - f64(1.0))
+        if wp.isfinite(err):
+            err_out[tid] = err
     if st == 0 and n_stab != 0:
         verdict = int(0)
         if neg == 0:
@@ -1063,13 +1164,26 @@ def _rod_struct(model: RodModel, device: str) -> _Rod:
     tendon = np.zeros((n_tp, 4))
     tendon[:, 3] = -1.0  # padding tendon (robots without tendons): anchored nowhere
     tendon[: model.n_tendons] = model.tendon_pack
+    # The tip error estimate's grid of twice the step, as the CPU batch's (`_batch.
+    # _build_model_arrays`: no point loads in a batch); each coarse step's distal loads are
+    # the fine step's that ends at its end node (`_batch_kernels._coarse_problem`).
+    coarse, idx, ratio = _coarse_model(model, ())
+    ends = idx[1:] - 1
     rod = _Rod()
-    rod.node_s = wp.array(node_s, dtype=wp.float64, device=device)
-    rod.step_seg = wp.array(model.step_seg.astype(np.int32), dtype=wp.int32, device=device)
+    rod.node_s = wp.array(np.concatenate([node_s, coarse.node_s]), dtype=wp.float64, device=device)
+    rod.step_seg = wp.array(
+        np.concatenate([model.step_seg, coarse.step_seg]).astype(np.int32),
+        dtype=wp.int32,
+        device=device,
+    )
     rod.seg_par = wp.array(model.seg_par, dtype=wp.float64, device=device)
     rod.tendon = wp.array(tendon, dtype=wp.float64, device=device)
-    rod.dist_len = wp.array(dist_len, dtype=wp.float64, device=device)
-    rod.mass_distal = wp.array(mass, dtype=wp.float64, device=device)
+    rod.dist_len = wp.array(
+        np.concatenate([dist_len, dist_len[ends]]), dtype=wp.float64, device=device
+    )
+    rod.mass_distal = wp.array(np.concatenate([mass, mass[ends]]), dtype=wp.float64, device=device)
+    rod.n_steps_c = int(coarse.step_seg.shape[0])
+    rod.ratio = wp.float64(ratio if ratio >= _MIN_COARSE_RATIO else 0.0)
     rod.base_p = wp.vec3d(*model.base_position)
     rod.base_R = wp.mat33d(*model.base_rotation.reshape(-1))
     rod.n_t = model.n_tendons
@@ -1145,6 +1259,7 @@ def solve_batch_warp(
     bend = _tendon_bending_batch(model, loads.actuation)
     out["lam"] = np.zeros(B)
     out["stab"] = np.full(B, _NOT_CHECKED, dtype=np.int32)
+    out["err"] = np.full(B, np.nan)
     sc = _Scratch()
     for b0 in range(0, B, chunk):
         b1 = min(B, b0 + chunk)
@@ -1169,7 +1284,7 @@ def solve_batch_warp(
             shapes,
             check_stability,
         )
-        for key in ("x", "p", "R", "res", "nit", "st", "lam", "stab"):
+        for key in ("x", "p", "R", "res", "nit", "st", "lam", "stab", "err"):
             out[key][b0:b1] = res[key]
         if jac is not None:
             jac[b0:b1] = res["jac"][:, :, :n_t]
@@ -1199,6 +1314,7 @@ def solve_batch_warp(
         status=status,
         load_scale=out["lam"],
         stable=stable,
+        tip_error=out["err"],
     )
 
 
@@ -1318,13 +1434,16 @@ def _launch(
     n_nodes = rod.n_steps + 1
     pos = wp.zeros((m, n_nodes, 3) if shapes else (1, 1, 1), dtype=wp.float64, device=dev)
     stab = wp.empty(m, dtype=wp.int32, device=dev)
+    J = wp.empty(m, dtype=wp.mat33d, device=dev)
+    P = wp.empty(m, dtype=wp.mat33d, device=dev)
+    err = wp.empty(m, dtype=wp.float64, device=dev)
     tol = wp.float64(rtol)
     use_guess = int(guess is not None)
     # Solve, then one pass at each answer for the outputs (two kernels: smaller code each).
     wp.launch(
         _solve_kernel,
         dim=m,
-        inputs=[rod, it, sc, g, use_guess, tol, int(max_iter), x, lam, res, nit, st, pos],
+        inputs=[rod, it, sc, g, use_guess, tol, int(max_iter), x, lam, res, nit, st, pos, J, P],
         device=dev,
     )
     wp.launch(
@@ -1347,6 +1466,9 @@ def _launch(
             jac,
             pos,
             stab,
+            J,
+            P,
+            err,
         ],
         device=dev,
     )
@@ -1359,6 +1481,7 @@ def _launch(
         "st": st.numpy(),
         "lam": lam.numpy(),
         "stab": stab.numpy(),
+        "err": err.numpy(),
     }
     if jacobian:
         out["jac"] = jac.numpy()
