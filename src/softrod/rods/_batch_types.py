@@ -62,8 +62,9 @@ class BatchArrays:
         distributed force, gravity): the inputs each returned equilibrium balances (where a
         warm start from this batch moves from), or None (then the full inputs where success).
     tip_error : (B,) estimated tip error [m] of each converged item (`StaticResult.tip_error`;
-        NaN where there is none), or None when the back end does not estimate it (Warp: the
-        public result then holds NaN for every item).
+        NaN where there is none), or None when the back end does not estimate it (then the
+        public result holds NaN for every item; both back ends estimate it, Warp in its final
+        kernel since session 13).
     """
 
     tip_position: np.ndarray
