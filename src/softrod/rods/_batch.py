@@ -401,9 +401,7 @@ def _solve_batch_cpu(
     checked = check_stability and not length_mode
     # Items whose tip error estimate misses the default bound (or has none) are refined as
     # `solve_static` refines them: doubled grids from the converged state (`_refine`).
-    bound = _DEFAULT_TIP_TOL * model.total_length
-    converged = (status == 0) | (status == STATUS_UNSTABLE)
-    for i in np.flatnonzero(converged & ~(stats[:, 6] <= bound)).tolist():
+    for i in _to_refine(model, status, stats[:, 6]).tolist():
         _refine_item(
             model,
             loads,
@@ -642,6 +640,14 @@ def solve_static_batch(
     return _wrap(out, loads, model, shapes)
 
 
+def _to_refine(model: RodModel, status: np.ndarray, tip_error: np.ndarray) -> np.ndarray:
+    """Indices of the converged items (status 0 or unstable) whose tip error estimate [m]
+    misses the default bound (`_DEFAULT_TIP_TOL` of the length) or is NaN: the items both back
+    ends refine as `solve_static` does."""
+    converged = (status == 0) | (status == STATUS_UNSTABLE)
+    return np.flatnonzero(converged & ~(tip_error <= _DEFAULT_TIP_TOL * model.total_length))
+
+
 def _refine_warp(
     model: RodModel,
     loads: BatchLoads,
@@ -658,9 +664,7 @@ def _refine_warp(
     B = loads.size
     status = np.asarray(out.status, dtype=np.int64)
     err = np.full(B, np.nan) if out.tip_error is None else np.asarray(out.tip_error, dtype=float)
-    bound = _DEFAULT_TIP_TOL * model.total_length
-    converged = (status == 0) | (status == STATUS_UNSTABLE)
-    items = np.flatnonzero(converged & ~(err <= bound))
+    items = _to_refine(model, status, err)
     if items.size == 0:
         return out
     # The CPU batch's layout (`_batch_kernels._solve_one`'s stats) for `_refine_item`.
