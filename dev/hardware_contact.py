@@ -58,13 +58,16 @@ import numpy as np
 from scipy.optimize import brentq
 
 from softrod.rods import compile_model, solve_static
-from softrod.rods._shooting import _FINE_MODELS
 from softrod.validate import bootstrap_mean_interval, motion_direction
 from softrod.validate._hardware import replay_marker
 
 sys.path.insert(0, "dev")
 from hardware_coupling import family, load  # noqa: E402
-from hardware_underbend import fitted_params, split_segments  # noqa: E402
+from hardware_underbend import (  # noqa: E402
+    fitted_params,
+    split_segments,
+    write_bending_stiffness,
+)
 
 #: Disk thickness [m]: the robot file's "PLA disk 11 mm x 5 mm" (src/softrod/data/robots/
 #: ftdcr_v4.yaml, whose disk_mass 0.59 g is PLA at 1240 kg/m^3 over that cylinder); the authors'
@@ -237,15 +240,7 @@ def contact_sequence(kc_int: np.ndarray, stats: dict | None = None):
         assert len(kc_int) == n_sub
 
         def set_ratio(ratio: np.ndarray) -> bool:
-            stale = False
-            for m in (model, *_FINE_MODELS.get(model, {}).values()):
-                ei = ei0 * ratio
-                stale |= not np.array_equal(m.K_bt[:, 0], ei)
-                m.K_bt[:, 0] = ei
-                m.K_bt[:, 1] = ei
-                m.seg_par[:, 0] = ei
-                m.seg_par[:, 1] = ei
-            return stale
+            return write_bending_stiffness(model, ei0 * ratio)
 
         ones = np.ones(n_sub)
         ratio = ones.copy()

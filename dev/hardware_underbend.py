@@ -61,6 +61,20 @@ FIX_MAX = 40
 KAPPA_SAT = 2.0
 
 
+def write_bending_stiffness(model, ei: np.ndarray) -> bool:
+    """Write the bending stiffness `ei` (per sub-segment) [N m^2] into `model` and the refined
+    grids the solver keeps for it (`_shooting._FINE_MODELS`, built from the description); True
+    when one of them had another value (a solve before this used a stale EI)."""
+    stale = False
+    for m in (model, *_FINE_MODELS.get(model, {}).values()):
+        stale |= not np.array_equal(m.K_bt[:, 0], ei)
+        m.K_bt[:, 0] = ei
+        m.K_bt[:, 1] = ei
+        m.seg_par[:, 0] = ei
+        m.seg_par[:, 1] = ei
+    return stale
+
+
 def _seg_mean(model, s: np.ndarray, values: np.ndarray) -> np.ndarray:
     """(n_seg, ...) mean over each segment of a quantity given at the solution's arc lengths
     s (trapezoid; an interval belongs to the segment holding its midpoint)."""
@@ -120,18 +134,7 @@ def stiffening_sequence(
             ei0 = model0.K_bt[:, 0].copy()
 
             def set_ratio(model, ratio: np.ndarray) -> bool:
-                """Write EI0 x ratio into the model and the refined grids the solver keeps
-                for it (`_shooting._FINE_MODELS`, built from the description with EI0);
-                True when one of them had another value (the solve used a stale EI)."""
-                stale = False
-                for m in (model, *_FINE_MODELS.get(model, {}).values()):
-                    ei = ei0 * ratio
-                    stale |= not np.array_equal(m.K_bt[:, 0], ei)
-                    m.K_bt[:, 0] = ei
-                    m.K_bt[:, 1] = ei
-                    m.seg_par[:, 0] = ei
-                    m.seg_par[:, 1] = ei
-                return stale
+                return write_bending_stiffness(model, ei0 * ratio)
 
             def compiled(ratio: np.ndarray):  # noqa: F811
                 set_ratio(model0, ratio)
