@@ -363,13 +363,15 @@ class SwitchExpert(ScheduleExpert):
         ]
 
 
-#: Push [CHOICE, tuned in simulation on seeds 0-29]: tip-centre height while pushing [m] (the
+#: Push [CHOICE, tuned in simulation on seeds 0-39]: tip-centre height while pushing [m] (the
 #: cube's half height 25 mm + 5 mm); the tip passes over the cube this high [m]; the pre-push
 #: point lies this far behind the cube's back face [m]; while pushing, the tip's goal is this
 #: far inside the cube [m] (the push force grows with it); the tip may stray this far from the
 #: line through the cube to the target before the expert lifts it and comes down again [m];
 #: it reaches a waypoint within this distance [m]; it stops pushing once the cube is this close
-#: to the target [m] and resumes if the cube is pushed beyond `PUSH_RESUME` [m].
+#: to the target [m] and resumes if the cube is pushed beyond `PUSH_RESUME` [m]; the descent
+#: ends this close above `PUSH_HEIGHT` [m] (the tip settles the rest while pushing); the tip
+#: counts as beside the cube (not behind it) once it is this close to the back face's plane [m].
 PUSH_HEIGHT = 0.03
 PUSH_CLEAR_HEIGHT = 0.12
 PUSH_BACKOFF = 0.03
@@ -378,6 +380,8 @@ PUSH_LATERAL = 0.045
 PUSH_ARRIVE = 0.03
 PUSH_STOP = 0.015
 PUSH_RESUME = 0.03
+PUSH_DESCENT_TOL = 0.015
+PUSH_BESIDE = 0.01
 #: Tip control: damping lambda of the least squares [m], gain per step (the fraction of the
 #: error corrected: 1 overshoots, the tip lags the commanded shape), null-space pull of the
 #: curvatures toward straight per step, and the tip-velocity damping [s].
@@ -466,11 +470,11 @@ class PushExpert:
             self.phase = self.approach
         if self.phase == self.push and dist < PUSH_STOP:
             self.phase = self.hold
-        if self.phase == self.push and (abs(across) > PUSH_LATERAL or along > -reach + 0.01):
+        if self.phase == self.push and (abs(across) > PUSH_LATERAL or along > -reach + PUSH_BESIDE):
             self.phase = self.approach
         if self.phase == self.approach and np.linalg.norm(tip[:2] - pre) < PUSH_ARRIVE:
             self.phase = self.descend
-        if self.phase == self.descend and tip[2] < PUSH_HEIGHT + 0.015:
+        if self.phase == self.descend and tip[2] < PUSH_HEIGHT + PUSH_DESCENT_TOL:
             self.phase = self.push
         if self.phase == self.approach:
             goal = np.array([*pre, PUSH_CLEAR_HEIGHT])
