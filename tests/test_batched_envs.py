@@ -291,4 +291,4 @@ def test_bench_batched_envs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "batched_envs.PlanarReach-v0.worlds_2.steps_per_s:" in out
     assert "batched_envs.PlanarReach-v0.worlds_2.data_kib_per_world:" in out
     assert main([*args, "--configs", "lean,fast"]) != 0
-    assert main(["bench", "batched-envs", "--envs", "PushCube-v0"]) != 0
+    assert main(["bench", "batched-envs", "--envs", "PushCube-v1"]) != 0

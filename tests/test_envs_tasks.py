@@ -15,8 +15,9 @@ pytest.importorskip("gymnasium")
 pytest.importorskip("mujoco")
 
 from softrod.envs.in_hand_rotate_v1 import InHandRotateEnv, rotation_gait  # noqa: E402
-from softrod.envs.push_cube_v0 import PushCubeEnv  # noqa: E402
+from softrod.envs.push_cube_v1 import SUCCESS_RADIUS, PushCubeEnv  # noqa: E402
 from softrod.envs.snake_locomotion_v1 import SnakeLocomotionEnv, serpentine_gait  # noqa: E402
+from softrod.learn import PushExpert, record_demos  # noqa: E402
 
 #: SoMo (B.5): with anisotropic friction the travelling wave moves the snake forward; with
 #: isotropic friction it makes no net progress. Thresholds in metres of centre-of-mass travel
@@ -27,6 +28,10 @@ SNAKE_MAX_ISOTROPIC = 0.1
 #: require half a turn. Without actions the cube must not turn by more than this [deg].
 HAND_MIN_ROTATION_DEG = 180.0
 HAND_IDLE_ROTATION_DEG = 1.0
+#: PushCube-v1's expert: seeded episodes and the fewest it must solve (it solves 93 of seeds
+#: 0-99 and 86 of seeds 10000-10099; one miss in five is allowed).
+PUSH_EXPERT_SEEDS = range(5)
+PUSH_EXPERT_MIN_WINS = 4
 
 
 def _run_snake(anisotropic: bool) -> float:
@@ -61,7 +66,7 @@ def test_finger_gait_rotates_the_cube_and_idle_fingers_do_not() -> None:
     assert not info["success"]
 
 
-def test_push_cube_moves_only_by_contact() -> None:
+def test_push_cube_moves_only_by_contact_and_the_expert_solves_it() -> None:
     env = PushCubeEnv()
     env.reset(seed=0)
     start = env.data.xpos[env._cube].copy()
@@ -69,21 +74,24 @@ def test_push_cube_moves_only_by_contact() -> None:
         _, _, _, _, info = env.step(np.zeros(6))
     assert np.linalg.norm(info["cube"] - start) < 1e-3, "no action, no contact: the cube rests"
 
-    # Curl the neck sideways (clear of the cube), turn the curl down into a loop behind the
-    # cube, then swing the loop forward about the base (segment 1 from +9 to -6 1/m): the
-    # loop's lower side pushes the cube forward, toward the target box (v0's sweep curled
-    # down onto the cube and knocked it backwards). Knots: (step, commanded curvatures).
-    curl, loop = [0, 9, 0, 9, 0, 9], [9, 0, 9, 0, 9, 0]
-    knots = [(0, [0] * 6), (10, curl), (25, loop), (30, loop), (45, [-6, 0, 9, 0, 9, 0])]
-    steps, goals = np.array([k for k, _ in knots]), np.array([g for _, g in knots], float)
-    env.reset(seed=0)
-    start = env.data.xpos[env._cube].copy()
-    start_distance = float(np.linalg.norm(start[:2] - env.cube_target))
-    for k in range(60):
-        goal = np.array([np.interp(k, steps, goals[:, j]) for j in range(6)])
-        _, _, _, _, info = env.step(np.clip((goal - env.kappa) / env.kappa_rate, -1, 1))
-    assert info["cube"][0] - start[0] > 0.05, "the loop pushes the cube forward"
-    assert info["distance"] < start_distance - 0.05, "toward the target"
+    # The scripted expert pushes it into the target radius (issue 17 item 1: >= 80 % over 100
+    # episodes, docs/learning.md); it steers the neck only, so the cube moved by contact.
+    expert = PushExpert(env)
+    wins = 0
+    for seed in PUSH_EXPERT_SEEDS:
+        obs, _ = env.reset(seed=seed)
+        expert.reset()
+        start = env.data.xpos[env._cube][:2].copy()
+        assert np.linalg.norm(start - env.cube_target) > SUCCESS_RADIUS, "starts unsolved"
+        for _ in range(env.episode_steps):
+            obs, _, _, _, info = env.step(expert.act(obs))
+        wins += info["success"]
+    assert wins >= PUSH_EXPERT_MIN_WINS, f"expert solved {wins}/{len(PUSH_EXPERT_SEEDS)}"
+
+    # `softrod demos PushCube-v1` finds it by the registered id (one recorded, successful demo).
+    demos = record_demos("softrod/PushCube-v1", 1, seed=0, max_attempts=1)
+    assert demos.n_episodes == 1 and demos.success.all()
+    assert demos.observations[0].shape == (120, 31) and demos.actions[0].shape == (120, 6)
 
 
 # ---------------------------------------------------------------------------------------------

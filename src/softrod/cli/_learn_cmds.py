@@ -391,8 +391,8 @@ def eval_cmd(
 def demos_cmd(
     env: str = typer.Argument(
         ...,
-        help="WholeBodyGrasp-v0 or FlipSwitch-v0 (scripted experts), or an existing demo .npz "
-        "to convert (with --format lerobot).",
+        help="WholeBodyGrasp-v0, FlipSwitch-v0 or PushCube-v1 (scripted experts), or an "
+        "existing demo .npz to convert (with --format lerobot).",
     ),
     episodes: int = typer.Option(50, "--episodes", "-n", help="Successful demonstrations."),
     out: Path = typer.Option(

@@ -8,7 +8,7 @@
 | `softrod/PlanarReach-v0` | planar two-segment arm reaches targets in its plane | SomoGym |
 | `softrod/SnakeLocomotion-v1` | soft snake crawls forward (wheels: anisotropic friction) | SoMo |
 | `softrod/InHandRotate-v1` | four soft fingers rotate a cube on a palm | SoMo |
-| `softrod/PushCube-v0` | soft neck on a quadruped pushes a cube to a target | App. G |
+| `softrod/PushCube-v1` | soft neck on a quadruped pushes a cube to a target | App. G |
 | `softrod/WholeBodyGrasp-v0` | TDCR on a Panda wraps a cylinder, bins it | seed 002 task 1 |
 | `softrod/FlipSwitch-v0` | TDCR on a Panda flips a wall switch from behind | seed 002 task 2 |
 | `softrod/MagneticNavigate-v0` | steer a magnetic catheter tip to a target by field | #20 |
@@ -57,7 +57,7 @@ _ENTRIES = {
     "PlanarReach-v0": "softrod.envs.planar_reach_v0:PlanarReachEnv",
     "SnakeLocomotion-v1": "softrod.envs.snake_locomotion_v1:SnakeLocomotionEnv",
     "InHandRotate-v1": "softrod.envs.in_hand_rotate_v1:InHandRotateEnv",
-    "PushCube-v0": "softrod.envs.push_cube_v0:PushCubeEnv",
+    "PushCube-v1": "softrod.envs.push_cube_v1:PushCubeEnv",
     "WholeBodyGrasp-v0": "softrod.envs.whole_body_grasp_v0:WholeBodyGraspEnv",
     "FlipSwitch-v0": "softrod.envs.flip_switch_v0:FlipSwitchEnv",
     "MagneticNavigate-v0": "softrod.envs.magnetic_navigate_v0:MagneticNavigateEnv",

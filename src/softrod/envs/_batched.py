@@ -65,7 +65,7 @@ UNBATCHED_ENV_IDS = {
     "the wheels' anisotropic friction are not ported to kernels",
     "softrod/InHandRotate-v1": "cube pose tracking, drop detection and force-controlled tendons "
     "are not ported to kernels",
-    "softrod/PushCube-v0": "the quadruped's neck controller and the cube/target events are not "
+    "softrod/PushCube-v1": "the quadruped's neck controller and the cube/target events are not "
     "ported to kernels",
     "softrod/WholeBodyGrasp-v0": "a staged task (wrap, lift, bin) with host-side event tracking "
     "and the Panda's joint controller; not ported to kernels",

@@ -7,7 +7,7 @@ from softrod.learn._bc import BCPolicy, BCResult, is_bc_policy, load_bc_policy, 
 from softrod.learn._config import BCConfig, SACConfig, load_config, save_config
 from softrod.learn._demos import DemoSet, duplicate_mask, record_demos
 from softrod.learn._eval import EvalResult, evaluate, load_sb3_policy
-from softrod.learn._experts import EXPERTS, GraspExpert, SwitchExpert, make_expert
+from softrod.learn._experts import EXPERTS, GraspExpert, PushExpert, SwitchExpert, make_expert
 from softrod.learn._plots import plot_learning_curve, read_episodes
 from softrod.learn._sac import TrainResult, make_env_fn, set_torch_threads, train_sac
 from softrod.learn._shipped import (
@@ -38,6 +38,7 @@ __all__ = [
     "EvalResult",
     "GraspExpert",
     "KeyboardTeleop",
+    "PushExpert",
     "SACActor",
     "SACConfig",
     "SwitchExpert",

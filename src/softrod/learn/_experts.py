@@ -1,11 +1,15 @@
-"""Scripted experts for the seed-002 tasks (they stand in for the paper's human teleoperator).
+"""Scripted experts for the seed-002 tasks and PushCube (they stand in for a human teleoperator).
 
-An expert is a schedule of key poses: flange pose (position, rotation) and TDCR tendon
+A seed-002 expert is a schedule of key poses: flange pose (position, rotation) and TDCR tendon
 displacements at given times, computed from the target object's position at the start of the
 episode. Between key poses the flange moves on a straight line (rotation by slerp) and the
 tendon displacements change linearly; each step the arm's joint targets come from damped
 least-squares inverse kinematics on the arm (warm-started, biased toward the home pose). The
 action is seed 002's absolute command: 7 joint targets and 9 tendon displacements.
+
+`PushExpert` (PushCube-v1) is closed-loop instead: each step it moves the neck's tip toward a
+goal set by the cube and the target, by damped least squares on the tip's Jacobian with respect
+to the commanded curvatures (see the class).
 
 Experts read the environment's internals (privileged information, as a human operator sees the
 scene), never its random generator.
@@ -23,7 +27,15 @@ import numpy as np
 from softrod.control import pcc_length_matrix
 from softrod.rods import so3
 
-__all__ = ["ArmIK", "KeyPose", "ScheduleExpert", "GraspExpert", "SwitchExpert", "make_expert"]
+__all__ = [
+    "ArmIK",
+    "KeyPose",
+    "ScheduleExpert",
+    "GraspExpert",
+    "SwitchExpert",
+    "PushExpert",
+    "make_expert",
+]
 
 #: IK: damping lambda of the damped least squares [m, rad], iterations per step, null-space
 #: gain toward the home pose, orientation-error weight [m/rad].
@@ -351,14 +363,142 @@ class SwitchExpert(ScheduleExpert):
         ]
 
 
-EXPERTS = {
+#: Push [CHOICE, tuned in simulation on seeds 0-39]: tip-centre height while pushing [m] (the
+#: cube's half height 25 mm + 5 mm); the tip passes over the cube this high [m]; the pre-push
+#: point lies this far behind the cube's back face [m]; while pushing, the tip's goal is this
+#: far inside the cube [m] (the push force grows with it); the tip may stray this far from the
+#: line through the cube to the target before the expert lifts it and comes down again [m];
+#: it reaches a waypoint within this distance [m]; it stops pushing once the cube is this close
+#: to the target [m] and resumes if the cube is pushed beyond `PUSH_RESUME` [m]; the descent
+#: ends this close above `PUSH_HEIGHT` [m] (the tip settles the rest while pushing); the tip
+#: counts as beside the cube (not behind it) once it is this close to the back face's plane [m].
+PUSH_HEIGHT = 0.03
+PUSH_CLEAR_HEIGHT = 0.12
+PUSH_BACKOFF = 0.03
+PUSH_LEAD = 0.05
+PUSH_LATERAL = 0.045
+PUSH_ARRIVE = 0.03
+PUSH_STOP = 0.015
+PUSH_RESUME = 0.03
+PUSH_DESCENT_TOL = 0.015
+PUSH_BESIDE = 0.01
+#: Tip control: damping lambda of the least squares [m], gain per step (the fraction of the
+#: error corrected: 1 overshoots, the tip lags the commanded shape), null-space pull of the
+#: curvatures toward straight per step, and the tip-velocity damping [s].
+PUSH_DAMPING = 0.02
+PUSH_GAIN = 0.8
+PUSH_NULL_GAIN = 0.05
+PUSH_VELOCITY_GAIN = 0.05
+
+
+class PushExpert:
+    """PushCube-v1, closed loop. Let u be the unit vector from the cube to the target (ground
+    plane). The tip goes to a point above the pre-push point, `PUSH_BACKOFF` behind the cube's
+    back face on the line through u, comes down to `PUSH_HEIGHT`, then pushes: its goal is the
+    cube's back face moved `PUSH_LEAD` along u, re-aimed every step as the cube moves. If the
+    tip strays from the line (more than `PUSH_LATERAL`) or ends up beside the cube, it starts
+    over from above; once the cube is within `PUSH_STOP` of the target it lifts back and holds.
+
+    The tip follows its goal by damped least squares on J = dtip/dkappa, the tip site's
+    Jacobian over the chain's joints (MuJoCo, at the current, sagging shape) times the map
+    from segment curvature to joint angle (each joint of a segment turns by the curvature times
+    the joint spacing); the curvature change is the action (in units of `kappa_rate`).
+    """
+
+    approach, descend, push, hold = range(4)
+
+    def __init__(self, env: Any) -> None:
+        self.env = env.unwrapped
+        e, m = self.env, self.env.model
+        n_links = len(e.chain.link_bodies)
+        per_segment = n_links // len(e.robot.segments)
+        spacing = e.robot.total_length / n_links
+        dofs, rows = [], []
+        for i, name in enumerate(e.chain.link_bodies):
+            seg = i // per_segment
+            body = m.body(name).id
+            for j in range(m.body_jntadr[body], m.body_jntadr[body] + m.body_jntnum[body]):
+                row = np.zeros(e.n_commands)
+                axis = m.jnt_axis[j]
+                # Bending toward body +x turns about +y; toward body +y turns about -x.
+                if axis[1] == 1.0:
+                    row[2 * seg] = spacing
+                elif axis[0] == 1.0:
+                    row[2 * seg + 1] = -spacing
+                dofs.append(m.jnt_dofadr[j])
+                rows.append(row)
+        #: Joint angle per commanded curvature, (n_joints, 6) [rad m].
+        self.joint_map = np.array(rows)
+        self._dofs = np.array(dofs)
+        self._jp = np.zeros((3, m.nv))
+        self.phase = self.approach
+        self._u = np.array([1.0, 0.0])
+
+    def reset(self) -> None:
+        """Start a new episode (call after `env.reset`)."""
+        self.phase = self.approach
+
+    def tip_step(self, goal: np.ndarray) -> np.ndarray:
+        """Action (6,) moving the tip toward `goal` (3,) [m] (see the class)."""
+        e = self.env
+        mujoco.mj_jacSite(e.model, e.data, self._jp, None, e._tip_site)
+        jac = self._jp[:, self._dofs] @ self.joint_map
+        err = goal - e.tip_position() - PUSH_VELOCITY_GAIN * e.tip_velocity()
+        dk = PUSH_GAIN * jac.T @ np.linalg.solve(jac @ jac.T + PUSH_DAMPING**2 * np.eye(3), err)
+        null = np.eye(len(dk)) - np.linalg.pinv(jac) @ jac
+        dk -= null @ (PUSH_NULL_GAIN * e.kappa)
+        return np.clip(dk / e.kappa_rate, -1.0, 1.0).astype(np.float32)
+
+    def act(self, obs: np.ndarray | None = None) -> np.ndarray:
+        """The next action (6,): curvature-rate commands in [-1, 1]."""
+        from softrod.envs.push_cube_v1 import CUBE_HALF
+
+        e = self.env
+        cube = e.data.xpos[e._cube][:2].copy()
+        to_target = e.cube_target - cube
+        dist = float(np.linalg.norm(to_target))
+        if self.phase != self.hold and dist > 1e-9:
+            self._u = to_target / dist
+        u = self._u
+        tip = e.tip_position()
+        # Tip relative to the cube: along the push line and across it [m].
+        rel = tip[:2] - cube
+        along, across = rel @ u, rel @ np.array([-u[1], u[0]])
+        reach = CUBE_HALF + float(e.robot.segments[-1].disk_radius or 0.0)
+        pre = cube - u * (reach + PUSH_BACKOFF)
+        if self.phase == self.hold and dist > PUSH_RESUME:
+            self.phase = self.approach
+        if self.phase == self.push and dist < PUSH_STOP:
+            self.phase = self.hold
+        if self.phase == self.push and (abs(across) > PUSH_LATERAL or along > -reach + PUSH_BESIDE):
+            self.phase = self.approach
+        if self.phase == self.approach and np.linalg.norm(tip[:2] - pre) < PUSH_ARRIVE:
+            self.phase = self.descend
+        if self.phase == self.descend and tip[2] < PUSH_HEIGHT + PUSH_DESCENT_TOL:
+            self.phase = self.push
+        if self.phase == self.approach:
+            goal = np.array([*pre, PUSH_CLEAR_HEIGHT])
+        elif self.phase == self.descend:
+            goal = np.array([*pre, PUSH_HEIGHT])
+        elif self.phase == self.push:
+            goal = np.array([*(cube - u * (reach - PUSH_LEAD)), PUSH_HEIGHT])
+        else:
+            goal = np.array([*(cube - u * (reach + PUSH_BACKOFF)), PUSH_CLEAR_HEIGHT])
+        return self.tip_step(goal)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        return self.act(obs)
+
+
+EXPERTS: dict[str, Any] = {
     "softrod/WholeBodyGrasp-v0": GraspExpert,
     "softrod/FlipSwitch-v0": SwitchExpert,
+    "softrod/PushCube-v1": PushExpert,
 }
 
 
-def make_expert(env: Any) -> ScheduleExpert:
-    """The scripted expert of a seed-002 environment (by its registered id)."""
+def make_expert(env: Any) -> ScheduleExpert | PushExpert:
+    """The scripted expert of an environment (by its registered id)."""
     env_id = env.spec.id if getattr(env, "spec", None) is not None else None
     if env_id not in EXPERTS:
         raise ValueError(f"no scripted expert for {env_id!r}; experts: {sorted(EXPERTS)}")
