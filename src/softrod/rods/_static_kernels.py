@@ -11,7 +11,12 @@ discrete solution (Newton converges quadratically).
 Performance note: the RK4 loop, the section balance and the sensitivities live in one
 function (`_integrate`). Numba reference-counts every array passed to a call (~10 ns each);
 with ~20 arrays per right-hand side that cost 4x the arithmetic, so the hot loop makes no
-calls that take arrays (measured: 1.2 us -> 0.3 us per step on the 2-segment benchmark robot).
+calls that take arrays (measured: 1.2 us -> 0.3 us per step on the 2-segment benchmark robot)
+and takes no views (each costs two atomic reference count updates). Most of an evaluation
+is the section balance's Newton, a chain of dependent square roots and divisions: Kirchhoff
+rods run it in scalars (registers, not arrays) from a predicted start (one iteration fewer
+per stage); SoftManiSim's problem, one evaluation: 53 -> 37 us with Newton's three directions,
+40 -> 23 us without (docs/batch.md, "Speed").
 
 Packed model arrays:
     seg_par (n_seg, 10): K_bt (3) [N m^2], K_se (3) [N], u* (3) [1/m], rho A [kg/m]
@@ -77,8 +82,11 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         for a in range(3):
             Rt[i, a] = tendon[i, a]
     b = np.zeros(6)
-    # The Kirchhoff section Jacobian's inverse (moment block) of the current stage.
+    # The Kirchhoff section Jacobian's inverse (moment block) of the last loaded stage, its
+    # body moment and segment (-1: no predictor for the next stage).
     l00 = l01 = l02 = l10 = l11 = l12 = l20 = l21 = l22 = 0.0
+    pmb0 = pmb1 = pmb2 = 0.0
+    pred_seg = -1
     n_steps = step_seg.shape[0]
     if k1 < 0:
         k1 = n_steps
@@ -136,6 +144,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
             # ---- section balance for x = (v, u):
             #   K_se (v - e3) + sum tau t = R^T N,  K_bt (u - u*) + sum tau r x t = R^T M
             if not loaded:
+                pred_seg = -1
                 # Linear and diagonal: closed form.
                 x[3] = us0 + mb0 / kb0
                 x[4] = us1 + mb1 / kb1
@@ -151,6 +160,35 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 # after every store: numba cannot tell LLVM that they do not alias).
                 v0, v1, v2 = x[0], x[1], x[2]
                 u0, u1, u2 = x[3], x[4], x[5]
+                if pred_seg == seg:
+                    # Predictor (from the last loaded stage of this segment): its u moved by
+                    # its section Jacobian's inverse times the change of the body moment mb,
+                    # a Newton step with that Jacobian (straight tendons without friction:
+                    # the balance depends on the stage through mb alone). Newton then starts
+                    # at O(|d mb|^2) from the root, not O(|d mb|): 1.56 iterations per stage
+                    # instead of 2.56 on the bench's problems (docs/batch.md, "Speed"); the
+                    # root is the same to rounding (the stop rule is unchanged). Skipped where
+                    # it would move a loaded tendon's direction w by more than the section
+                    # Newton's own step limit |w| / 2 (|w| of the last stage's last iterate).
+                    d0, d1, d2 = mb0 - pmb0, mb1 - pmb1, mb2 - pmb2
+                    du0 = l00 * d0 + l01 * d1 + l02 * d2
+                    du1 = l10 * d0 + l11 * d1 + l12 * d2
+                    du2 = l20 * d0 + l21 * d1 + l22 * d2
+                    small = True
+                    for i in range(n_t):
+                        nw = Wd[i, 3]
+                        if nw == 0.0:
+                            continue
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        f0 = du1 * rr2 - du2 * rr1
+                        f1 = du2 * rr0 - du0 * rr2
+                        f2 = du0 * rr1 - du1 * rr0
+                        if f0 * f0 + f1 * f1 + f2 * f2 > _STEP_LIMIT_SQ * nw * nw:
+                            small = False
+                    if small:
+                        u0 += du0
+                        u1 += du1
+                        u2 += du2
                 settled = False
                 for _it in range(_SECTION_MAX_ITER):
                     g3 = kb0 * (u0 - us0) - mb0
@@ -254,6 +292,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 x[3], x[4], x[5] = u0, u1, u2
                 if not settled:
                     return False
+                pred_seg = seg
+                pmb0, pmb1, pmb2 = mb0, mb1, mb2
             else:
                 settled = False
                 for _it in range(_SECTION_MAX_ITER):
