@@ -11,7 +11,12 @@ discrete solution (Newton converges quadratically).
 Performance note: the RK4 loop, the section balance and the sensitivities live in one
 function (`_integrate`). Numba reference-counts every array passed to a call (~10 ns each);
 with ~20 arrays per right-hand side that cost 4x the arithmetic, so the hot loop makes no
-calls that take arrays (measured: 1.2 us -> 0.3 us per step on the 2-segment benchmark robot).
+calls that take arrays (measured: 1.2 us -> 0.3 us per step on the 2-segment benchmark robot)
+and takes no views (each costs two atomic reference count updates). Most of an evaluation
+is the section balance's Newton, a chain of dependent square roots and divisions: Kirchhoff
+rods run it in scalars (registers, not arrays) from a predicted start (one iteration fewer
+per stage); SoftManiSim's problem, one evaluation: 53 -> 37 us with Newton's three directions,
+40 -> 23 us without (docs/batch.md, "Speed").
 
 Packed model arrays:
     seg_par (n_seg, 10): K_bt (3) [N m^2], K_se (3) [N], u* (3) [1/m], rho A [kg/m]
@@ -28,6 +33,11 @@ _SECTION_MAX_ITER = 40
 #: Section Newton stops after an update below this relative size: convergence is quadratic
 #: (the tendon terms are a small perturbation of K), so the error left is ~1e-16.
 _SECTION_XTOL = 1e-8
+#: The section Newton's step limit tests |dw| > |w| / 2 by its square first and takes the
+#: root only when |dw|^2 > this times |w|^2: 1/4 less 1e-9 relative, far more than the
+#: rounding of either side, so every step the root test limits also passes this one (the
+#: same steps, bit for bit, without a square root per tendon and iteration).
+_STEP_LIMIT_SQ = 0.25 * (1.0 - 1e-9)
 
 
 @njit(cache=True)
@@ -72,6 +82,11 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         for a in range(3):
             Rt[i, a] = tendon[i, a]
     b = np.zeros(6)
+    # The Kirchhoff section Jacobian's inverse (moment block) of the last loaded stage, its
+    # body moment and segment (-1: no predictor for the next stage).
+    l00 = l01 = l02 = l10 = l11 = l12 = l20 = l21 = l22 = 0.0
+    pmb0 = pmb1 = pmb2 = 0.0
+    pred_seg = -1
     n_steps = step_seg.shape[0]
     if k1 < 0:
         k1 = n_steps
@@ -129,6 +144,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
             # ---- section balance for x = (v, u):
             #   K_se (v - e3) + sum tau t = R^T N,  K_bt (u - u*) + sum tau r x t = R^T M
             if not loaded:
+                pred_seg = -1
                 # Linear and diagonal: closed form.
                 x[3] = us0 + mb0 / kb0
                 x[4] = us1 + mb1 / kb1
@@ -137,6 +153,147 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     x[0] = nb0 / ks0
                     x[1] = nb1 / ks1
                     x[2] = 1.0 + nb2 / ks2
+            elif not cosserat:
+                # Kirchhoff (v = e3 fixed): Newton on u alone, the same arithmetic as the
+                # 6x6 form's moment block, in scalars so that the iterate, residual, Jacobian
+                # and its inverse stay in registers (arrays written in the loop are reloaded
+                # after every store: numba cannot tell LLVM that they do not alias).
+                v0, v1, v2 = x[0], x[1], x[2]
+                u0, u1, u2 = x[3], x[4], x[5]
+                if pred_seg == seg:
+                    # Predictor (from the last loaded stage of this segment): its u moved by
+                    # its section Jacobian's inverse times the change of the body moment mb,
+                    # a Newton step with that Jacobian (straight tendons without friction:
+                    # the balance depends on the stage through mb alone). Newton then starts
+                    # at O(|d mb|^2) from the root, not O(|d mb|): 1.56 iterations per stage
+                    # instead of 2.56 on the bench's problems (docs/batch.md, "Speed"); the
+                    # root is the same to rounding (the stop rule is unchanged). Skipped where
+                    # it would move a loaded tendon's direction w by more than the section
+                    # Newton's own step limit |w| / 2 (|w| of the last stage's last iterate).
+                    d0, d1, d2 = mb0 - pmb0, mb1 - pmb1, mb2 - pmb2
+                    du0 = l00 * d0 + l01 * d1 + l02 * d2
+                    du1 = l10 * d0 + l11 * d1 + l12 * d2
+                    du2 = l20 * d0 + l21 * d1 + l22 * d2
+                    small = True
+                    for i in range(n_t):
+                        nw = Wd[i, 3]
+                        if nw == 0.0:
+                            continue
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        f0 = du1 * rr2 - du2 * rr1
+                        f1 = du2 * rr0 - du0 * rr2
+                        f2 = du0 * rr1 - du1 * rr0
+                        if f0 * f0 + f1 * f1 + f2 * f2 > _STEP_LIMIT_SQ * nw * nw:
+                            small = False
+                    if small:
+                        u0 += du0
+                        u1 += du1
+                        u2 += du2
+                settled = False
+                for _it in range(_SECTION_MAX_ITER):
+                    g3 = kb0 * (u0 - us0) - mb0
+                    g4 = kb1 * (u1 - us1) - mb1
+                    g5 = kb2 * (u2 - us2) - mb2
+                    a00, a01, a02 = kb0, 0.0, 0.0
+                    a10, a11, a12 = 0.0, kb1, 0.0
+                    a20, a21, a22 = 0.0, 0.0, kb2
+                    for i in range(n_t):
+                        Wd[i, 3] = 0.0
+                        ti = tau[i] * tau_scale[kk, i]
+                        if tendon[i, 3] < seg or ti == 0.0:
+                            continue
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        w0 = v0 + u1 * rr2 - u2 * rr1
+                        w1 = v1 + u2 * rr0 - u0 * rr2
+                        w2 = v2 + u0 * rr1 - u1 * rr0
+                        if routed:
+                            w0 += Rt[i, 3]
+                            w1 += Rt[i, 4]
+                            w2 += Rt[i, 5]
+                        nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                        Wd[i, 3] = nw
+                        t0, t1, t2 = w0 / nw, w1 / nw, w2 / nw
+                        g3 += ti * (rr1 * t2 - rr2 * t1)
+                        g4 += ti * (rr2 * t0 - rr0 * t2)
+                        g5 += ti * (rr0 * t1 - rr1 * t0)
+                        # The moment block -[r]x P [r]x of the 6x6 form below.
+                        c = ti / nw
+                        p00 = c * (1.0 - t0 * t0)
+                        p11 = c * (1.0 - t1 * t1)
+                        p22 = c * (1.0 - t2 * t2)
+                        p01 = -c * t0 * t1
+                        p02 = -c * t0 * t2
+                        p12 = -c * t1 * t2
+                        q00 = p01 * rr2 - p02 * rr1
+                        q01 = p02 * rr0 - p00 * rr2
+                        q02 = p00 * rr1 - p01 * rr0
+                        q10 = p11 * rr2 - p12 * rr1
+                        q11 = p12 * rr0 - p01 * rr2
+                        q12 = p01 * rr1 - p11 * rr0
+                        q20 = p12 * rr2 - p22 * rr1
+                        q21 = p22 * rr0 - p02 * rr2
+                        q22 = p02 * rr1 - p12 * rr0
+                        a00 -= rr1 * q20 - rr2 * q10
+                        a10 -= rr2 * q00 - rr0 * q20
+                        a20 -= rr0 * q10 - rr1 * q00
+                        a01 -= rr1 * q21 - rr2 * q11
+                        a11 -= rr2 * q01 - rr0 * q21
+                        a21 -= rr0 * q11 - rr1 * q01
+                        a02 -= rr1 * q22 - rr2 * q12
+                        a12 -= rr2 * q02 - rr0 * q22
+                        a22 -= rr0 * q12 - rr1 * q02
+                    # Explicit inverse of the moment block, then the step -A^-1 g.
+                    c00 = a11 * a22 - a12 * a21
+                    c01 = a02 * a21 - a01 * a22
+                    c02 = a01 * a12 - a02 * a11
+                    det = a00 * c00 + a10 * c01 + a20 * c02
+                    if det == 0.0:
+                        return False
+                    inv = 1.0 / det
+                    l00 = c00 * inv
+                    l01 = c01 * inv
+                    l02 = c02 * inv
+                    l10 = (a12 * a20 - a10 * a22) * inv
+                    l11 = (a00 * a22 - a02 * a20) * inv
+                    l12 = (a02 * a10 - a00 * a12) * inv
+                    l20 = (a10 * a21 - a11 * a20) * inv
+                    l21 = (a01 * a20 - a00 * a21) * inv
+                    l22 = (a00 * a11 - a01 * a10) * inv
+                    bz = 0.0  # the force rows' step (v fixed)
+                    b3 = -(l00 * g3 + l01 * g4 + l02 * g5)
+                    b4 = -(l10 * g3 + l11 * g4 + l12 * g5)
+                    b5 = -(l20 * g3 + l21 * g4 + l22 * g5)
+                    # The step limit of the 6x6 form below (same arithmetic).
+                    alpha = 1.0
+                    for i in range(n_t):
+                        nw = Wd[i, 3]
+                        if nw == 0.0:
+                            continue
+                        rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
+                        f0 = bz + b4 * rr2 - b5 * rr1
+                        f1 = bz + b5 * rr0 - b3 * rr2
+                        f2 = bz + b3 * rr1 - b4 * rr0
+                        # The root only where the limit may bind (`_STEP_LIMIT_SQ`).
+                        dw2 = f0 * f0 + f1 * f1 + f2 * f2
+                        if dw2 > _STEP_LIMIT_SQ * nw * nw:
+                            ndw = np.sqrt(dw2)
+                            if ndw > 0.5 * nw:
+                                alpha = min(alpha, 0.5 * nw / ndw)
+                    u0 += alpha * b3
+                    u1 += alpha * b4
+                    u2 += alpha * b5
+                    dmax = max(max(max(0.0, abs(bz)), abs(b3)), abs(b4))
+                    dmax = max(dmax, abs(b5))
+                    xmax = max(max(max(1.0, abs(v0)), abs(v1)), abs(v2))
+                    xmax = max(max(max(xmax, abs(u0)), abs(u1)), abs(u2))
+                    if dmax <= _SECTION_XTOL * xmax:
+                        settled = True
+                        break
+                x[3], x[4], x[5] = u0, u1, u2
+                if not settled:
+                    return False
+                pred_seg = seg
+                pmb0, pmb1, pmb2 = mb0, mb1, mb2
             else:
                 settled = False
                 for _it in range(_SECTION_MAX_ITER):
@@ -237,71 +394,46 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         Jw[5, 5] -= rr0 * q12 - rr1 * q02
                     dmax = 0.0
                     xmax = 1.0
-                    if cosserat:
-                        # LU with partial pivoting of the 6x6 Jacobian, then solve J d = -g.
-                        for a in range(6):
-                            for c in range(6):
-                                LU[a, c] = Jw[a, c]
+                    # LU with partial pivoting of the 6x6 Jacobian, then solve J d = -g.
+                    for a in range(6):
                         for c in range(6):
-                            p = c
-                            best = abs(LU[c, c])
-                            for r in range(c + 1, 6):
-                                if abs(LU[r, c]) > best:
-                                    best = abs(LU[r, c])
-                                    p = r
-                            if best == 0.0:
-                                return False
-                            piv[c] = p
-                            if p != c:
-                                for j in range(6):
-                                    tmp = LU[c, j]
-                                    LU[c, j] = LU[p, j]
-                                    LU[p, j] = tmp
-                            inv = 1.0 / LU[c, c]
-                            for r in range(c + 1, 6):
-                                f = LU[r, c] * inv
-                                LU[r, c] = f
-                                for j in range(c + 1, 6):
-                                    LU[r, j] -= f * LU[c, j]
-                        for a in range(6):
-                            b[a] = -g[a]
-                        for c in range(6):
-                            p = piv[c]
-                            if p != c:
-                                tmp = b[c]
-                                b[c] = b[p]
-                                b[p] = tmp
-                        for r in range(6):
-                            for j in range(r):
-                                b[r] -= LU[r, j] * b[j]
-                        for r in range(5, -1, -1):
-                            for j in range(r + 1, 6):
-                                b[r] -= LU[r, j] * b[j]
-                            b[r] /= LU[r, r]
-                    else:
-                        # Kirchhoff: explicit inverse of the 3x3 moment block.
-                        a00, a01, a02 = Jw[3, 3], Jw[3, 4], Jw[3, 5]
-                        a10, a11, a12 = Jw[4, 3], Jw[4, 4], Jw[4, 5]
-                        a20, a21, a22 = Jw[5, 3], Jw[5, 4], Jw[5, 5]
-                        c00 = a11 * a22 - a12 * a21
-                        c01 = a02 * a21 - a01 * a22
-                        c02 = a01 * a12 - a02 * a11
-                        det = a00 * c00 + a10 * c01 + a20 * c02
-                        if det == 0.0:
+                            LU[a, c] = Jw[a, c]
+                    for c in range(6):
+                        p = c
+                        best = abs(LU[c, c])
+                        for r in range(c + 1, 6):
+                            if abs(LU[r, c]) > best:
+                                best = abs(LU[r, c])
+                                p = r
+                        if best == 0.0:
                             return False
-                        inv = 1.0 / det
-                        LU[0, 0] = c00 * inv
-                        LU[0, 1] = c01 * inv
-                        LU[0, 2] = c02 * inv
-                        LU[1, 0] = (a12 * a20 - a10 * a22) * inv
-                        LU[1, 1] = (a00 * a22 - a02 * a20) * inv
-                        LU[1, 2] = (a02 * a10 - a00 * a12) * inv
-                        LU[2, 0] = (a10 * a21 - a11 * a20) * inv
-                        LU[2, 1] = (a01 * a20 - a00 * a21) * inv
-                        LU[2, 2] = (a00 * a11 - a01 * a10) * inv
-                        for a in range(3):
-                            b[a] = 0.0
-                            b[3 + a] = -(LU[a, 0] * g[3] + LU[a, 1] * g[4] + LU[a, 2] * g[5])
+                        piv[c] = p
+                        if p != c:
+                            for j in range(6):
+                                tmp = LU[c, j]
+                                LU[c, j] = LU[p, j]
+                                LU[p, j] = tmp
+                        inv = 1.0 / LU[c, c]
+                        for r in range(c + 1, 6):
+                            f = LU[r, c] * inv
+                            LU[r, c] = f
+                            for j in range(c + 1, 6):
+                                LU[r, j] -= f * LU[c, j]
+                    for a in range(6):
+                        b[a] = -g[a]
+                    for c in range(6):
+                        p = piv[c]
+                        if p != c:
+                            tmp = b[c]
+                            b[c] = b[p]
+                            b[p] = tmp
+                    for r in range(6):
+                        for j in range(r):
+                            b[r] -= LU[r, j] * b[j]
+                    for r in range(5, -1, -1):
+                        for j in range(r + 1, 6):
+                            b[r] -= LU[r, j] * b[j]
+                        b[r] /= LU[r, r]
                     # Step limit: no loaded tendon's direction w = v + u x r moves by more
                     # than |w| / 2. The balance is the gradient of a convex energy, smooth
                     # while every |w| > 0, but its tendon term turns w / |w| and so is
@@ -321,9 +453,12 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         f0 = b[0] + b[4] * rr2 - b[5] * rr1
                         f1 = b[1] + b[5] * rr0 - b[3] * rr2
                         f2 = b[2] + b[3] * rr1 - b[4] * rr0
-                        ndw = np.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
-                        if ndw > 0.5 * nw:
-                            alpha = min(alpha, 0.5 * nw / ndw)
+                        # The root only where the limit may bind (`_STEP_LIMIT_SQ`).
+                        dw2 = f0 * f0 + f1 * f1 + f2 * f2
+                        if dw2 > _STEP_LIMIT_SQ * nw * nw:
+                            ndw = np.sqrt(dw2)
+                            if ndw > 0.5 * nw:
+                                alpha = min(alpha, 0.5 * nw / ndw)
                     for a in range(6):
                         x[a] += alpha * b[a]
                         dmax = max(dmax, abs(b[a]))
@@ -348,34 +483,35 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 if node_dip[k, 0] != 0.0 or node_dip[k, 1] != 0.0 or node_dip[k, 2] != 0.0:
                     _dipole_drop(z, ny, n_dir, node_dip[k], B, fdir0)
                 break
-            dz = K[stage]
+            # K[stage, :] is this stage's derivative dz (indexed, not a view: a view costs
+            # two atomic reference count updates per stage).
             # ---- p' = R v ; R' = R [u]x ; M' = -p' x N
             pd0 = r00 * v0 + r01 * v1 + r02 * v2
             pd1 = r10 * v0 + r11 * v1 + r12 * v2
             pd2 = r20 * v0 + r21 * v1 + r22 * v2
-            dz[0] = pd0
-            dz[1] = pd1
-            dz[2] = pd2
-            dz[3] = r01 * u2 - r02 * u1
-            dz[4] = r02 * u0 - r00 * u2
-            dz[5] = r00 * u1 - r01 * u0
-            dz[6] = r11 * u2 - r12 * u1
-            dz[7] = r12 * u0 - r10 * u2
-            dz[8] = r10 * u1 - r11 * u0
-            dz[9] = r21 * u2 - r22 * u1
-            dz[10] = r22 * u0 - r20 * u2
-            dz[11] = r20 * u1 - r21 * u0
-            dz[12] = -(pd1 * N2 - pd2 * N1)
-            dz[13] = -(pd2 * N0 - pd0 * N2)
-            dz[14] = -(pd0 * N1 - pd1 * N0)
+            K[stage, 0] = pd0
+            K[stage, 1] = pd1
+            K[stage, 2] = pd2
+            K[stage, 3] = r01 * u2 - r02 * u1
+            K[stage, 4] = r02 * u0 - r00 * u2
+            K[stage, 5] = r00 * u1 - r01 * u0
+            K[stage, 6] = r11 * u2 - r12 * u1
+            K[stage, 7] = r12 * u0 - r10 * u2
+            K[stage, 8] = r10 * u1 - r11 * u0
+            K[stage, 9] = r21 * u2 - r22 * u1
+            K[stage, 10] = r22 * u0 - r20 * u2
+            K[stage, 11] = r20 * u1 - r21 * u0
+            K[stage, 12] = -(pd1 * N2 - pd2 * N1)
+            K[stage, 13] = -(pd2 * N0 - pd0 * N2)
+            K[stage, 14] = -(pd0 * N1 - pd1 * N0)
             if magnetized:
                 # Magnetization: M' -= (R mu) x B, the moment density on the section.
                 wm0 = r00 * mu0 + r01 * mu1 + r02 * mu2
                 wm1 = r10 * mu0 + r11 * mu1 + r12 * mu2
                 wm2 = r20 * mu0 + r21 * mu1 + r22 * mu2
-                dz[12] -= wm1 * B[2] - wm2 * B[1]
-                dz[13] -= wm2 * B[0] - wm0 * B[2]
-                dz[14] -= wm0 * B[1] - wm1 * B[0]
+                K[stage, 12] -= wm1 * B[2] - wm2 * B[1]
+                K[stage, 13] -= wm2 * B[0] - wm0 * B[2]
+                K[stage, 14] -= wm0 * B[1] - wm1 * B[0]
             # ---- l_i' = |v + u x r_i + r_i'| for the tendons passing this segment
             for i in range(n_t):
                 if tendon[i, 3] >= seg:
@@ -388,12 +524,13 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         w1 += Rt[i, 4]
                         w2 += Rt[i, 5]
                     nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-                    dz[15 + i] = nw
-                    T[i, 0] = w0 / nw
-                    T[i, 1] = w1 / nw
-                    T[i, 2] = w2 / nw
+                    K[stage, 15 + i] = nw
+                    if n_dir > 0:  # the unit tangents serve the sensitivities only
+                        T[i, 0] = w0 / nw
+                        T[i, 1] = w1 / nw
+                        T[i, 2] = w2 / nw
                 else:
-                    dz[15 + i] = 0.0
+                    K[stage, 15 + i] = 0.0
             # ---- sensitivities: linearize every line above, one direction at a time
             for d in range(n_dir):
                 o = ny * (1 + d)
@@ -401,13 +538,16 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 e10, e11, e12 = zt[o + 6], zt[o + 7], zt[o + 8]
                 e20, e21, e22 = zt[o + 9], zt[o + 10], zt[o + 11]
                 dM0, dM1, dM2 = zt[o + 12], zt[o + 13], zt[o + 14]
-                # d(R^T N) = dR^T N ; d(R^T M) = dR^T M + R^T dM
-                b[0] = e00 * N0 + e10 * N1 + e20 * N2
-                b[1] = e01 * N0 + e11 * N1 + e21 * N2
-                b[2] = e02 * N0 + e12 * N1 + e22 * N2
-                b[3] = e00 * M0 + e10 * M1 + e20 * M2 + r00 * dM0 + r10 * dM1 + r20 * dM2
-                b[4] = e01 * M0 + e11 * M1 + e21 * M2 + r01 * dM0 + r11 * dM1 + r21 * dM2
-                b[5] = e02 * M0 + e12 * M1 + e22 * M2 + r02 * dM0 + r12 * dM1 + r22 * dM2
+                # d(R^T N) = dR^T N ; d(R^T M) = dR^T M + R^T dM (scalars: see the section);
+                # Kirchhoff: dv = 0, the force rows unused.
+                b0 = b1 = b2 = 0.0
+                if cosserat:
+                    b0 = e00 * N0 + e10 * N1 + e20 * N2
+                    b1 = e01 * N0 + e11 * N1 + e21 * N2
+                    b2 = e02 * N0 + e12 * N1 + e22 * N2
+                b3 = e00 * M0 + e10 * M1 + e20 * M2 + r00 * dM0 + r10 * dM1 + r20 * dM2
+                b4 = e01 * M0 + e11 * M1 + e21 * M2 + r01 * dM0 + r11 * dM1 + r21 * dM2
+                b5 = e02 * M0 + e12 * M1 + e22 * M2 + r02 * dM0 + r12 * dM1 + r22 * dM2
                 if tdir0 <= d < tdir0 + n_t:
                     j = d - tdir0
                     if tendon[j, 3] >= seg:
@@ -416,26 +556,24 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         cj = tau_scale[kk, j]
                         t0, t1, t2 = cj * T[j, 0], cj * T[j, 1], cj * T[j, 2]
                         rr0, rr1, rr2 = Rt[j, 0], Rt[j, 1], Rt[j, 2]
-                        b[0] -= t0
-                        b[1] -= t1
-                        b[2] -= t2
-                        b[3] -= rr1 * t2 - rr2 * t1
-                        b[4] -= rr2 * t0 - rr0 * t2
-                        b[5] -= rr0 * t1 - rr1 * t0
+                        if cosserat:
+                            b0 -= t0
+                            b1 -= t1
+                            b2 -= t2
+                        b3 -= rr1 * t2 - rr2 * t1
+                        b4 -= rr2 * t0 - rr0 * t2
+                        b5 -= rr0 * t1 - rr1 * t0
                 # J dx = b with the section Jacobian at the converged strains
                 if not loaded:
                     if cosserat:
-                        b[0] /= ks0
-                        b[1] /= ks1
-                        b[2] /= ks2
-                    else:
-                        b[0] = 0.0
-                        b[1] = 0.0
-                        b[2] = 0.0
-                    b[3] /= kb0
-                    b[4] /= kb1
-                    b[5] /= kb2
+                        b0 /= ks0
+                        b1 /= ks1
+                        b2 /= ks2
+                    b3 /= kb0
+                    b4 /= kb1
+                    b5 /= kb2
                 elif cosserat:
+                    b[0], b[1], b[2], b[3], b[4], b[5] = b0, b1, b2, b3, b4, b5
                     for c in range(6):
                         p = piv[c]
                         if p != c:
@@ -449,47 +587,49 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         for j in range(r + 1, 6):
                             b[r] -= LU[r, j] * b[j]
                         b[r] /= LU[r, r]
+                    b0, b1, b2, b3, b4, b5 = b[0], b[1], b[2], b[3], b[4], b[5]
                 else:
-                    m0, m1, m2 = b[3], b[4], b[5]
-                    b[0] = 0.0
-                    b[1] = 0.0
-                    b[2] = 0.0
-                    b[3] = LU[0, 0] * m0 + LU[0, 1] * m1 + LU[0, 2] * m2
-                    b[4] = LU[1, 0] * m0 + LU[1, 1] * m1 + LU[1, 2] * m2
-                    b[5] = LU[2, 0] * m0 + LU[2, 1] * m1 + LU[2, 2] * m2
-                dv0, dv1, dv2 = b[0], b[1], b[2]
-                du0, du1, du2 = b[3], b[4], b[5]
-                # dp' = dR v + R dv
-                dp0 = e00 * v0 + e01 * v1 + e02 * v2 + r00 * dv0 + r01 * dv1 + r02 * dv2
-                dp1 = e10 * v0 + e11 * v1 + e12 * v2 + r10 * dv0 + r11 * dv1 + r12 * dv2
-                dp2 = e20 * v0 + e21 * v1 + e22 * v2 + r20 * dv0 + r21 * dv1 + r22 * dv2
-                dz[o + 0] = dp0
-                dz[o + 1] = dp1
-                dz[o + 2] = dp2
+                    m0, m1, m2 = b3, b4, b5
+                    b3 = l00 * m0 + l01 * m1 + l02 * m2
+                    b4 = l10 * m0 + l11 * m1 + l12 * m2
+                    b5 = l20 * m0 + l21 * m1 + l22 * m2
+                dv0, dv1, dv2 = b0, b1, b2
+                du0, du1, du2 = b3, b4, b5
+                # dp' = dR v + R dv (Kirchhoff: dv = 0; R dv would add only zeros)
+                dp0 = e00 * v0 + e01 * v1 + e02 * v2
+                dp1 = e10 * v0 + e11 * v1 + e12 * v2
+                dp2 = e20 * v0 + e21 * v1 + e22 * v2
+                if cosserat:
+                    dp0 = dp0 + r00 * dv0 + r01 * dv1 + r02 * dv2  # the sum's order
+                    dp1 = dp1 + r10 * dv0 + r11 * dv1 + r12 * dv2  # the sum's order
+                    dp2 = dp2 + r20 * dv0 + r21 * dv1 + r22 * dv2  # the sum's order
+                K[stage, o + 0] = dp0
+                K[stage, o + 1] = dp1
+                K[stage, o + 2] = dp2
                 # dR' = dR [u]x + R [du]x
-                dz[o + 3] = (e01 * u2 - e02 * u1) + (r01 * du2 - r02 * du1)
-                dz[o + 4] = (e02 * u0 - e00 * u2) + (r02 * du0 - r00 * du2)
-                dz[o + 5] = (e00 * u1 - e01 * u0) + (r00 * du1 - r01 * du0)
-                dz[o + 6] = (e11 * u2 - e12 * u1) + (r11 * du2 - r12 * du1)
-                dz[o + 7] = (e12 * u0 - e10 * u2) + (r12 * du0 - r10 * du2)
-                dz[o + 8] = (e10 * u1 - e11 * u0) + (r10 * du1 - r11 * du0)
-                dz[o + 9] = (e21 * u2 - e22 * u1) + (r21 * du2 - r22 * du1)
-                dz[o + 10] = (e22 * u0 - e20 * u2) + (r22 * du0 - r20 * du2)
-                dz[o + 11] = (e20 * u1 - e21 * u0) + (r20 * du1 - r21 * du0)
+                K[stage, o + 3] = (e01 * u2 - e02 * u1) + (r01 * du2 - r02 * du1)
+                K[stage, o + 4] = (e02 * u0 - e00 * u2) + (r02 * du0 - r00 * du2)
+                K[stage, o + 5] = (e00 * u1 - e01 * u0) + (r00 * du1 - r01 * du0)
+                K[stage, o + 6] = (e11 * u2 - e12 * u1) + (r11 * du2 - r12 * du1)
+                K[stage, o + 7] = (e12 * u0 - e10 * u2) + (r12 * du0 - r10 * du2)
+                K[stage, o + 8] = (e10 * u1 - e11 * u0) + (r10 * du1 - r11 * du0)
+                K[stage, o + 9] = (e21 * u2 - e22 * u1) + (r21 * du2 - r22 * du1)
+                K[stage, o + 10] = (e22 * u0 - e20 * u2) + (r22 * du0 - r20 * du2)
+                K[stage, o + 11] = (e20 * u1 - e21 * u0) + (r20 * du1 - r21 * du0)
                 # dM' = -dp' x N
-                dz[o + 12] = -(dp1 * N2 - dp2 * N1)
-                dz[o + 13] = -(dp2 * N0 - dp0 * N2)
-                dz[o + 14] = -(dp0 * N1 - dp1 * N0)
+                K[stage, o + 12] = -(dp1 * N2 - dp2 * N1)
+                K[stage, o + 13] = -(dp2 * N0 - dp0 * N2)
+                K[stage, o + 14] = -(dp0 * N1 - dp1 * N0)
                 if magnetized:
                     # d((R mu) x B) = (dR mu) x B, plus (R mu) x e_j along field direction j.
                     f0 = e00 * mu0 + e01 * mu1 + e02 * mu2
                     f1 = e10 * mu0 + e11 * mu1 + e12 * mu2
                     f2 = e20 * mu0 + e21 * mu1 + e22 * mu2
-                    dz[o + 12] -= f1 * B[2] - f2 * B[1]
-                    dz[o + 13] -= f2 * B[0] - f0 * B[2]
-                    dz[o + 14] -= f0 * B[1] - f1 * B[0]
+                    K[stage, o + 12] -= f1 * B[2] - f2 * B[1]
+                    K[stage, o + 13] -= f2 * B[0] - f0 * B[2]
+                    K[stage, o + 14] -= f0 * B[1] - f1 * B[0]
                     if 0 <= fdir0 <= d < fdir0 + 3:
-                        _cross_e_sub(dz, o + 12, wm0, wm1, wm2, d - fdir0)
+                        _cross_e_sub(K[stage], o + 12, wm0, wm1, wm2, d - fdir0)
                 # dl_i' = t_i . (dv + du x r_i)
                 for i in range(n_t):
                     if tendon[i, 3] >= seg:
@@ -497,9 +637,9 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         f0 = dv0 + du1 * rr2 - du2 * rr1
                         f1 = dv1 + du2 * rr0 - du0 * rr2
                         f2 = dv2 + du0 * rr1 - du1 * rr0
-                        dz[o + 15 + i] = T[i, 0] * f0 + T[i, 1] * f1 + T[i, 2] * f2
+                        K[stage, o + 15 + i] = T[i, 0] * f0 + T[i, 1] * f1 + T[i, 2] * f2
                     else:
-                        dz[o + 15 + i] = 0.0
+                        K[stage, o + 15 + i] = 0.0
         if last:
             break
         for a in range(nz):
@@ -508,9 +648,9 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
         for a in range(3):
             z[12 + a] -= node_moment[k + 1, a]
         # So does a point dipole's torque (R m) x B (with its sensitivities; at k1 see above).
-        nd = node_dip[k + 1]
-        if k + 1 < k1 and (nd[0] != 0.0 or nd[1] != 0.0 or nd[2] != 0.0):
-            _dipole_drop(z, ny, n_dir, nd, B, fdir0)
+        nd0, nd1, nd2 = node_dip[k + 1, 0], node_dip[k + 1, 1], node_dip[k + 1, 2]
+        if k + 1 < k1 and (nd0 != 0.0 or nd1 != 0.0 or nd2 != 0.0):
+            _dipole_drop(z, ny, n_dir, node_dip[k + 1], B, fdir0)
     for a in range(nz):
         if not np.isfinite(z[a]):
             return False
