@@ -1,0 +1,144 @@
+"""Spread of a learned result over training seeds (issue 17 item 2): one SAC run per seed,
+each run's candidates (checkpoints and final model) compared on validation episodes, the
+selected one evaluated on the test episodes, then mean +- std over the seeds.
+
+    python examples/learning/seed_spread.py PlanarReach-v0 --runs runs/planar-s0 runs/planar-s1 \
+        runs/planar-s2 -o examples/learning/results/planar_reach_sac_seeds.json
+
+Validation: reset seeds 20000-20049 (disjoint from the test seeds); test: 10000-10099, the
+episodes every other learned result in docs/learning.md is reported on. Selection is fixed before
+the test: the lowest mean final distance on validation (`--select distance`), or the highest
+validation success rate with ties broken by the mean return (`--select success`, for tasks whose
+`info["distance"]` is not what success measures). The std is the population std over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from softrod.learn import evaluate, load_config, load_sb3_policy
+
+VALIDATION_SEED, VALIDATION_EPISODES = 20_000, 50
+TEST_SEED, TEST_EPISODES = 10_000, 100
+
+
+def _candidates(run: Path) -> list[Path]:
+    """A run's checkpoints in step order, then its final model."""
+    ck = sorted(
+        (run / "checkpoints").glob("sac_*_steps.zip"),
+        key=lambda p: int(p.stem.split("_")[1]),
+    )
+    final = run / "model.zip"
+    return ck + ([final] if final.is_file() else [])
+
+
+def _score(res, select: str) -> tuple[float, float]:
+    """Sort key (lower is better) of an evaluation for the selection rule."""
+    if select == "distance":
+        return float(np.nanmean(res.final_distance)), 0.0
+    return -float(np.mean(res.success)), -float(np.mean(res.returns))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("env")
+    ap.add_argument("--runs", type=Path, nargs="+", required=True, help="One run per seed.")
+    ap.add_argument("--select", choices=("distance", "success"), default="distance")
+    ap.add_argument("-o", "--out", type=Path, required=True, help="JSON with every number.")
+    args = ap.parse_args()
+
+    env_id = f"softrod/{args.env.removeprefix('softrod/')}"
+    per_seed = []
+    for run in args.runs:
+        cfg = load_config(run / "config.yaml")
+        kwargs = dict(getattr(cfg, "env_kwargs", {}) or {})
+        summary = json.loads((run / "summary.json").read_text())
+        # Validation of every candidate, then the test of the selected one only.
+        validation = []
+        for cand in _candidates(run):
+            res = evaluate(
+                load_sb3_policy(cand),
+                env_id,
+                episodes=VALIDATION_EPISODES,
+                seed=VALIDATION_SEED,
+                env_kwargs=kwargs,
+            )
+            validation.append(
+                {
+                    "file": str(cand.relative_to(run)),
+                    "success_rate": float(np.mean(res.success)),
+                    "final_distance_mean": float(np.nanmean(res.final_distance)),
+                    "return_mean": float(np.mean(res.returns)),
+                    "key": _score(res, args.select),
+                }
+            )
+            print(
+                f"{run.name} validation {cand.name}: success {validation[-1]['success_rate']:.2f}"
+                f", distance {1e3 * validation[-1]['final_distance_mean']:.2f} mm",
+                flush=True,
+            )
+        best = min(validation, key=lambda v: v["key"])
+        t0 = time.perf_counter()
+        test = evaluate(
+            load_sb3_policy(run / best["file"]),
+            env_id,
+            episodes=TEST_EPISODES,
+            seed=TEST_SEED,
+            env_kwargs=kwargs,
+        )
+        per_seed.append(
+            {
+                "run": str(run),
+                "train_seed": int(cfg.seed),
+                "steps": int(summary.get("steps", 0)),
+                "wall_time_s": float(summary.get("wall_time_s", float("nan"))),
+                "env_kwargs": kwargs,
+                "validation": validation,
+                "selected": best["file"],
+                "test": {
+                    **test.summary(),
+                    "eval_wall_time_s": round(time.perf_counter() - t0, 1),
+                    "final_distance": [round(float(d), 6) for d in test.final_distance],
+                    "success": [bool(s) for s in test.success],
+                },
+            }
+        )
+        t = per_seed[-1]["test"]
+        print(
+            f"{run.name} test ({best['file']}): success {100 * t['success_rate']:.0f} %, "
+            f"distance {1e3 * t['final_distance_mean']:.2f} mm",
+            flush=True,
+        )
+
+    dist = np.array([p["test"]["final_distance_mean"] for p in per_seed])
+    succ = np.array([p["test"]["success_rate"] for p in per_seed])
+    out = {
+        "env_id": env_id,
+        "selection": (
+            f"per seed: {args.select} over {VALIDATION_EPISODES} validation episodes (reset seeds "
+            f"{VALIDATION_SEED}-{VALIDATION_SEED + VALIDATION_EPISODES - 1}); test: "
+            f"{TEST_EPISODES} episodes (reset seeds {TEST_SEED}-{TEST_SEED + TEST_EPISODES - 1})"
+        ),
+        "seeds": per_seed,
+        "final_distance_mean_over_seeds": float(dist.mean()),
+        "final_distance_std_over_seeds": float(dist.std()),
+        "success_rate_mean_over_seeds": float(succ.mean()),
+        "success_rate_std_over_seeds": float(succ.std()),
+    }
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    cells = " | ".join(
+        f"{1e3 * d:.1f} mm, {100 * s:.0f} %" for d, s in zip(dist, succ, strict=True)
+    )
+    print(
+        f"| {args.env} | {cells} | {1e3 * dist.mean():.1f} +- {1e3 * dist.std():.1f} mm, "
+        f"{100 * succ.mean():.0f} +- {100 * succ.std():.0f} % |"
+    )
+
+
+if __name__ == "__main__":
+    main()
