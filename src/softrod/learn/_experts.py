@@ -65,6 +65,18 @@ def _slerp(r0: np.ndarray, r1: np.ndarray, w: float) -> np.ndarray:
     return so3.quat_to_matrix(q)
 
 
+def _dls(jac: np.ndarray, err: np.ndarray, damping: float, gain: float = 1.0) -> np.ndarray:
+    """Damped-least-squares step (n,) for a task error err (m,) with Jacobian jac (m, n):
+    gain J^T (J J^T + damping^2 I)^-1 err (units of err / units of J's rows)."""
+    lhs = jac @ jac.T + damping**2 * np.eye(jac.shape[0])
+    return gain * jac.T @ np.linalg.solve(lhs, err)
+
+
+def _null_projector(jac: np.ndarray) -> np.ndarray:
+    """Projector (n, n) onto the null space of jac (m, n): I - J^+ J."""
+    return np.eye(jac.shape[1]) - np.linalg.pinv(jac) @ jac
+
+
 class ArmIK:
     """Damped least-squares IK of the flange pose over the arm joints of a TDCR-arm env."""
 
@@ -90,7 +102,6 @@ class ArmIK:
     ) -> np.ndarray:
         """Joint positions (7,) [rad] putting the flange at (pos, rot), from q0."""
         q = np.asarray(q0, dtype=float).copy()
-        eye6 = np.eye(6)
         for _ in range(iters):
             p, r = self.forward(q)
             err = np.concatenate([pos - p, IK_ROT_WEIGHT * _rot_error(rot, r)])
@@ -99,10 +110,9 @@ class ArmIK:
             mujoco.mj_comPos(self.model, self.data)
             mujoco.mj_jacBody(self.model, self.data, self._jp, self._jr, self.body)
             jac = np.vstack([self._jp[:, self.dof], IK_ROT_WEIGHT * self._jr[:, self.dof]])
-            dq = jac.T @ np.linalg.solve(jac @ jac.T + IK_DAMPING**2 * eye6, err)
+            dq = _dls(jac, err, IK_DAMPING)
             # Null-space pull toward home keeps the elbow in a consistent posture.
-            null = np.eye(len(q)) - np.linalg.pinv(jac) @ jac
-            dq += null @ (IK_NULL_GAIN * (self.home - q))
+            dq += _null_projector(jac) @ (IK_NULL_GAIN * (self.home - q))
             q = np.clip(q + dq, self.limits[:, 0], self.limits[:, 1])
         return q
 
@@ -444,9 +454,8 @@ class PushExpert:
         mujoco.mj_jacSite(e.model, e.data, self._jp, None, e._tip_site)
         jac = self._jp[:, self._dofs] @ self.joint_map
         err = goal - e.tip_position() - PUSH_VELOCITY_GAIN * e.tip_velocity()
-        dk = PUSH_GAIN * jac.T @ np.linalg.solve(jac @ jac.T + PUSH_DAMPING**2 * np.eye(3), err)
-        null = np.eye(len(dk)) - np.linalg.pinv(jac) @ jac
-        dk -= null @ (PUSH_NULL_GAIN * e.kappa)
+        dk = _dls(jac, err, PUSH_DAMPING, PUSH_GAIN)
+        dk -= _null_projector(jac) @ (PUSH_NULL_GAIN * e.kappa)
         return np.clip(dk / e.kappa_rate, -1.0, 1.0).astype(np.float32)
 
     def act(self, obs: np.ndarray | None = None) -> np.ndarray:
