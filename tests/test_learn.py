@@ -71,6 +71,9 @@ def test_sac_trains_logs_checkpoints_and_evaluates(tmp_path: Path) -> None:
     ev = evaluate(pol, cfg.env_id, episodes=3, seed=7)
     again = evaluate(pol, cfg.env_id, episodes=3, seed=7)
     np.testing.assert_array_equal(ev.final_distance, again.final_distance)
+    # The last step's numeric info rides along (seed_spread.py's task metrics).
+    np.testing.assert_array_equal(ev.final_info["distance"], ev.final_distance)
+    np.testing.assert_array_equal(ev.final_info["success"], ev.success.astype(float))
     s = ev.summary()
     assert s["episodes"] == 3 and 0.0 <= s["success_rate"] <= 1.0
     assert s["final_distance_mean"] > 0

@@ -9,7 +9,13 @@ Validation: reset seeds 20000-20049 (disjoint from the test seeds); test: 10000-
 episodes every other learned result in docs/learning.md is reported on. Selection is fixed before
 the test: the lowest mean final distance on validation (`--select distance`), or the highest
 validation success rate with ties broken by the mean return (`--select success`, for tasks whose
-`info["distance"]` is not what success measures). The std is the population std over seeds.
+`info["distance"]` is not what success measures), or the best mean of a task metric the env reports
+in its last step's `info` (`--select metric --metric KEY --goal min|max`, e.g. TrackTrajectory's
+`tracking_error`, min; the snake's `progress`, max). `--metric KEY` is also reported (per seed and
+over seeds) with any selection rule. The std is the population std over seeds.
+
+    python examples/learning/seed_spread.py TrackTrajectory-v1 --runs runs/track-s0 runs/track-s1 \
+        runs/track-s2 --select metric --metric tracking_error --goal min -o OUT.json
 """
 
 from __future__ import annotations
@@ -37,10 +43,25 @@ def _candidates(run: Path) -> list[Path]:
     return ck + ([final] if final.is_file() else [])
 
 
-def _score(res, select: str) -> tuple[float, float]:
+def _metric(res, key: str | None) -> float | None:
+    """Mean of a task metric over an evaluation's episodes (None without --metric)."""
+    if key is None:
+        return None
+    if key not in res.final_info:
+        raise ValueError(
+            f"--metric {key!r}: the task's info has no such number at the last step "
+            f"(it has {sorted(res.final_info)})"
+        )
+    return float(np.mean(res.final_info[key]))
+
+
+def _score(res, select: str, key: str | None, goal: str) -> tuple[float, float]:
     """Sort key (lower is better) of an evaluation for the selection rule."""
     if select == "distance":
         return float(np.nanmean(res.final_distance)), 0.0
+    if select == "metric":
+        m = _metric(res, key)
+        return (m if goal == "min" else -m), 0.0
     return -float(np.mean(res.success)), -float(np.mean(res.returns))
 
 
@@ -48,9 +69,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("env")
     ap.add_argument("--runs", type=Path, nargs="+", required=True, help="One run per seed.")
-    ap.add_argument("--select", choices=("distance", "success"), default="distance")
+    ap.add_argument("--select", choices=("distance", "success", "metric"), default="distance")
+    ap.add_argument("--metric", help="A numeric key of the task's last-step info to report.")
+    ap.add_argument("--goal", choices=("min", "max"), default="min", help="For --select metric.")
     ap.add_argument("-o", "--out", type=Path, required=True, help="JSON with every number.")
     args = ap.parse_args()
+    if args.select == "metric" and args.metric is None:
+        ap.error("--select metric needs --metric KEY")
 
     env_id = f"softrod/{args.env.removeprefix('softrod/')}"
     per_seed = []
@@ -72,14 +97,16 @@ def main() -> None:
                 {
                     "file": str(cand.relative_to(run)),
                     "success_rate": float(np.mean(res.success)),
-                    "final_distance_mean": float(np.nanmean(res.final_distance)),
+                    "final_distance_mean": res.summary()["final_distance_mean"],
                     "return_mean": float(np.mean(res.returns)),
-                    "key": _score(res, args.select),
+                    "metric_mean": _metric(res, args.metric),
+                    "key": _score(res, args.select, args.metric, args.goal),
                 }
             )
             print(
                 f"{run.name} validation {cand.name}: success {validation[-1]['success_rate']:.2f}"
-                f", distance {1e3 * validation[-1]['final_distance_mean']:.2f} mm",
+                f", distance {1e3 * (validation[-1]['final_distance_mean'] or np.nan):.2f} mm"
+                + (f", {args.metric} {validation[-1]['metric_mean']:.4g}" if args.metric else ""),
                 flush=True,
             )
         best = min(validation, key=lambda v: v["key"])
@@ -105,17 +132,34 @@ def main() -> None:
                     "eval_wall_time_s": round(time.perf_counter() - t0, 1),
                     "final_distance": [round(float(d), 6) for d in test.final_distance],
                     "success": [bool(s) for s in test.success],
+                    **(
+                        {
+                            "metric": args.metric,
+                            "metric_mean": _metric(test, args.metric),
+                            "metric_per_episode": [
+                                round(float(v), 6) for v in test.final_info[args.metric]
+                            ],
+                        }
+                        if args.metric
+                        else {}
+                    ),
                 },
             }
         )
         t = per_seed[-1]["test"]
         print(
             f"{run.name} test ({best['file']}): success {100 * t['success_rate']:.0f} %, "
-            f"distance {1e3 * t['final_distance_mean']:.2f} mm",
+            f"distance {1e3 * (t['final_distance_mean'] or np.nan):.2f} mm"
+            + (f", {args.metric} {t['metric_mean']:.4g}" if args.metric else ""),
             flush=True,
         )
 
-    dist = np.array([p["test"]["final_distance_mean"] for p in per_seed])
+    dist = np.array(
+        [
+            np.nan if p["test"]["final_distance_mean"] is None else p["test"]["final_distance_mean"]
+            for p in per_seed
+        ]
+    )
     succ = np.array([p["test"]["success_rate"] for p in per_seed])
     out = {
         "env_id": env_id,
@@ -130,6 +174,13 @@ def main() -> None:
         "success_rate_mean_over_seeds": float(succ.mean()),
         "success_rate_std_over_seeds": float(succ.std()),
     }
+    if args.metric:
+        met = np.array([p["test"]["metric_mean"] for p in per_seed])
+        out |= {
+            "metric": args.metric,
+            "metric_mean_over_seeds": float(met.mean()),
+            "metric_std_over_seeds": float(met.std()),
+        }
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     cells = " | ".join(
         f"{1e3 * d:.1f} mm, {100 * s:.0f} %" for d, s in zip(dist, succ, strict=True)
@@ -138,6 +189,13 @@ def main() -> None:
         f"| {args.env} | {cells} | {1e3 * dist.mean():.1f} +- {1e3 * dist.std():.1f} mm, "
         f"{100 * succ.mean():.0f} +- {100 * succ.std():.0f} % |"
     )
+    if args.metric:
+        print(
+            f"{args.metric} per seed "
+            + ", ".join(f"{p['test']['metric_mean']:.4g}" for p in per_seed)
+            + f"; over seeds {out['metric_mean_over_seeds']:.4g}"
+            + f" +- {out['metric_std_over_seeds']:.4g}"
+        )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ class EvalResult:
     returns: np.ndarray
     lengths: np.ndarray
     extra: dict[str, Any] = field(default_factory=dict)
+    final_info: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_episodes(self) -> int:
@@ -98,6 +99,7 @@ def evaluate(
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     env = gym.make(env_id, **(env_kwargs or {}))
     dist, succ, rets, lens = [], [], [], []
+    finals: list[dict[str, float]] = []
     try:
         for i in range(episodes):
             obs, info = env.reset(seed=seed + i)
@@ -114,8 +116,31 @@ def evaluate(
             succ.append(bool(info.get("success", False)))
             rets.append(ret)
             lens.append(n)
+            finals.append(_numeric_scalars(info))
             if progress is not None:
                 progress(i + 1)
     finally:
         env.close()
-    return EvalResult(env_id, seed, np.array(dist), np.array(succ), np.array(rets), np.array(lens))
+    # Task metrics beside the distance: only the keys every episode reported.
+    keys = set(finals[0]).intersection(*finals[1:]) if finals else set()
+    final_info = {k: np.array([f[k] for f in finals]) for k in sorted(keys)}
+    return EvalResult(
+        env_id,
+        seed,
+        np.array(dist),
+        np.array(succ),
+        np.array(rets),
+        np.array(lens),
+        final_info=final_info,
+    )
+
+
+def _numeric_scalars(info: dict[str, Any]) -> dict[str, float]:
+    """The entries of a step's `info` that are one real number (bools as 0/1)."""
+    out = {}
+    for k, v in info.items():
+        if isinstance(v, bool | int | float | np.number | np.bool_) or (
+            isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf"
+        ):
+            out[k] = float(v)
+    return out
