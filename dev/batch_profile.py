@@ -71,7 +71,7 @@ nan_tip = np.full(3, np.nan)
 nodes = np.empty(model.n_nodes, dtype=np.int64)
 maps = np.empty((model.n_nodes - 1, 6, 6))
 n_unk = 3
-n_counters = K._JACOBIAN_AT + n_unk * (n_unk + 3)
+n_counters = K._JACOBIAN_AT + n_unk * (n_unk + 4)
 
 
 def final_of(i, estimate=True):
