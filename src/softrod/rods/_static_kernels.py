@@ -1135,8 +1135,12 @@ def _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, tip_
 _MAX_TIP_MOVE = 0.2
 _MAX_TIP_DEVIATION = 0.05
 #: The first load increment of a continuation bends the robot by about this angle [rad]
-#: (of the path's bending number; a path after a failed direct Newton starts at 1/4).
-_FIRST_STEP_ANGLE = 1.0
+#: (of the path's bending number; a path after a failed direct Newton starts at 1/4). With
+#: no secant yet only the move bound checks it, and a bending angle a moves the tip by about
+#: a L / 3 (tip force) to a L / 2 (moment): 0.5 keeps it near `_MAX_TIP_MOVE` L. (1.0,
+#: before, was rejected on 75 of the bench's 95 continued items in 400 and retried smaller,
+#: ~2 of their ~20 evaluations; 0.4-0.5 measured best, docs/batch.md "Speed".)
+_FIRST_STEP_ANGLE = 0.5
 #: Each next increment is sized to use this fraction of the tip check's bounds
 #: (`_next_load_step`): the move grows like the increment, the secant's deviation like its
 #: square. After an accepted step it grows at most x2 and at least x`_MIN_STEP_GROWTH`; a
