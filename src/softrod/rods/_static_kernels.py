@@ -1150,9 +1150,10 @@ _MIN_STEP_GROWTH = 0.25
 _MIN_STEP_CUT = 0.1
 #: Scaled residual to which the intermediate equilibria of continuation are converged (the
 #: last step, at the full inputs, to rtol): they only carry the path and the tip check, whose
-#: bounds are 0.05-0.2 L. At 1e-4 their tips lie within ~1e-4 L of the equilibrium's
-#: (measured <= 8e-5 L on the bench's continued items, docs/batch.md "Speed"), 1/600 of the
-#: tighter bound; 1e-6 (before) cost one more evaluation on ~1 step in 5.
+#: bounds are 0.05-0.2 L. At 1e-4 the deferred iterates' residuals measured <= 4e-5 and
+#: their corrected tips within 8e-5 L of the evaluated ones (the bench's continued items,
+#: docs/batch.md "Speed"), ~1/600 of the tighter bound; 1e-6 (before) cost a third full
+#: evaluation on ~1 step in 6.
 _STEP_RTOL = 1e-4
 
 
