@@ -1034,7 +1034,7 @@ def _deferred_tip(Y, counters, n, tip_out):
     still describes it) plus its tip sensitivities times the deferred step (both in counters).
     The step is Newton's from a residual r_k with r_k^3 < `_PREDICTED_FRACTION` tol
     r_k-1^2, so the tip's error is second order in it (measured <= 5e-6 L with tol 1e-6 and
-    <= 8e-5 L with `_STEP_RTOL` on the bench's continuation steps)."""
+    <= 1.0e-4 L with `_STEP_RTOL` on the bench's continuation steps)."""
     last = Y.shape[0] - 1
     o = _JACOBIAN_AT + n * n
     s = _JACOBIAN_AT + n * (n + 3)
@@ -1150,9 +1150,9 @@ _MIN_STEP_GROWTH = 0.25
 _MIN_STEP_CUT = 0.1
 #: Scaled residual to which the intermediate equilibria of continuation are converged (the
 #: last step, at the full inputs, to rtol): they only carry the path and the tip check, whose
-#: bounds are 0.05-0.2 L. At 1e-4 the deferred iterates' residuals measured <= 4e-5 and
-#: their corrected tips within 8e-5 L of the evaluated ones (the bench's continued items,
-#: docs/batch.md "Speed"), ~1/600 of the tighter bound; 1e-6 (before) cost a third full
+#: bounds are 0.05-0.2 L. At 1e-4 the deferred iterates' residuals measured <= 4.5e-5 and
+#: their corrected tips within 1.0e-4 L of the evaluated ones (the bench's continued items,
+#: docs/batch.md "Speed"), ~1/500 of the tighter bound; 1e-6 (before) cost a third full
 #: evaluation on ~1 step in 6.
 _STEP_RTOL = 1e-4
 
