@@ -957,8 +957,9 @@ def _newton(
             for a in range(n):
                 x_try[a] = x[a] + step[a]
             if counters.shape[0] > 3 and counters[3] != 0.0:
-                # With room for it (`_STEP_AT`), the step goes to counters too: the caller
-                # can then correct the iterate before's tip to first order (`_deferred_tip`).
+                # With room for it (n (n + 4) entries after `_JACOBIAN_AT`), the step goes to
+                # counters too: the caller can correct the iterate before's tip to first order
+                # (`_deferred_tip`).
                 room = keep and counters.shape[0] >= _JACOBIAN_AT + n * (n + 4)
                 for a in range(n):
                     x[a] = x_try[a]
@@ -1137,9 +1138,10 @@ _MAX_TIP_DEVIATION = 0.05
 #: The first load increment of a continuation bends the robot by about this angle [rad]
 #: (of the path's bending number; a path after a failed direct Newton starts at 1/4). With
 #: no secant yet only the move bound checks it, and a bending angle a moves the tip by about
-#: a L / 3 (tip force) to a L / 2 (moment): 0.5 keeps it near `_MAX_TIP_MOVE` L. (1.0,
-#: before, was rejected on 75 of the bench's 95 continued items in 400 and retried smaller,
-#: ~2 of their ~20 evaluations; 0.4-0.5 measured best, docs/batch.md "Speed".)
+#: a L / 3 (tip force) to a L / 2 (moment): 0.5 keeps it near `_MAX_TIP_MOVE` L. (With 1.0,
+#: before, the bench's first 400 items had 75 first steps rejected among their 95 continued
+#: ones, each retried smaller: ~2 of their ~20 evaluations; 0.4-0.5 measured best,
+#: docs/batch.md "Speed".)
 _FIRST_STEP_ANGLE = 0.5
 #: Each next increment is sized to use this fraction of the tip check's bounds
 #: (`_next_load_step`): the move grows like the increment, the secant's deviation like its
