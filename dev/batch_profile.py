@@ -4,7 +4,9 @@ Usage: PYTHONPATH=src python dev/batch_profile.py [B]
 Prints, for one thread, CPU time per item of: the whole batch (stability on / off), and of
 the kernel phases called item by item from Python (direct Newton and continuation, each with
 and without the tip error estimate of the target's Newton call; one evaluation; the stability
-test when it integrates its own maps), with how many items take each path and evaluations.
+test when it integrates its own maps), with how many items take each path and evaluations,
+and continuation's steps per continued item (first, later and the target's: steps, tip-check
+rejections, evaluations), replayed from Python with the batch's kernels.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ nan_tip = np.full(3, np.nan)
 nodes = np.empty(model.n_nodes, dtype=np.int64)
 maps = np.empty((model.n_nodes - 1, 6, 6))
 n_unk = 3
-n_counters = K._JACOBIAN_AT + n_unk * (n_unk + 3)
+n_counters = K._JACOBIAN_AT + n_unk * (n_unk + 4)
 
 
 def final_of(i, estimate=True):
@@ -144,3 +146,59 @@ for i in range(B):
     K._grouped_stable(Y, tau[i], mp[0], ld, nodes, maps, np.int64(0))
     t_stab += time.process_time() - c0
 print(f"stability test with its own maps (grouped checkpoints): {1e6 * t_stab / B:.0f} us per item")
+
+# Continuation's steps, item by item (`_batch_kernels._follow`'s rule replayed from Python with
+# its kernels: `_run` with the deferred last iterate, `_deferred_tip`, `_tip_step_use`,
+# `_next_load_step`): steps per continued item, how many the tip check rejected (the first
+# step, without a secant, only by the move bound), and the evaluations of each kind of step.
+from softrod.rods._static_kernels import (  # noqa: E402
+    _DEFERRED,
+    _STEP_RTOL,
+    _deferred_tip,
+    _next_load_step,
+    _tip_step_use,
+)
+
+L = scales[2]
+n_cont = 0
+kinds = {"first": [0, 0, 0], "later": [0, 0, 0], "target": [0, 0, 0]}  # steps, rejected, evals
+for i in np.flatnonzero(~direct):
+    n_cont += 1
+    _, bending = K._path_angles(zero_act, zero_force, tau[i], forces[i], False, mp)
+    dmu = K._FIRST_STEP_ANGLE / bending
+    dmu_max = max(dmu, 0.5)
+    mu = mu_prev = 0.0
+    x_mu, x_prev, has_prev = np.zeros(3), np.zeros(3), False
+    tip_mu, tip_prev, used, tip = rest_tip.copy(), np.zeros(3), np.zeros(2), np.empty(3)
+    while mu < 1.0:
+        trial = min(1.0, mu + dmu)
+        ratio = (trial - mu) / (mu - mu_prev) if has_prev and mu > mu_prev else 0.0
+        x = x_mu + (x_mu - x_prev) * ratio if has_prev else x_mu.copy()
+        act, force = trial * tau[i], trial * forces[i]
+        at_target = trial >= 1.0
+        counters = np.zeros(n_counters)
+        counters[3] = 0.0 if at_target else 1.0
+        tol = 1e-10 if at_target else max(1e-10, _STEP_RTOL)
+        st = K._run(x, act, force, np.int64(12), 1.0, False, mp, tol, Y, X, counters)
+        if st == _DEFERRED:
+            st = 0
+            _deferred_tip(Y, counters, 3, tip)
+        else:
+            tip[:] = Y[-1, 0:3]
+        kind = "target" if at_target else ("later" if has_prev else "first")
+        if st == 0 and not _tip_step_use(tip, tip_mu, tip_prev, has_prev, ratio, L, used):
+            st = 5
+        kinds[kind][0] += 1
+        kinds[kind][1] += st != 0
+        kinds[kind][2] += int(counters[1])
+        dmu = _next_load_step(dmu, used, st, dmu_max)
+        if st == 0:
+            x_prev, tip_prev, mu_prev, has_prev = x_mu, tip_mu, mu, True
+            x_mu, tip_mu, mu = x, tip.copy(), trial
+        elif dmu < K._MIN_LOAD_STEP:
+            break
+print(f"continuation steps per continued item ({n_cont} items; first step at "
+      f"{K._FIRST_STEP_ANGLE} rad of bending, the target's step without the maps):")  # fmt: skip
+for kind, (steps, rejected, evals) in kinds.items():
+    print(f"  {kind}: {steps / n_cont:.2f} steps, {rejected / n_cont:.2f} rejected, "
+          f"{evals / n_cont:.2f} evaluations")  # fmt: skip

@@ -12,7 +12,15 @@ from softrod.rods import compile_model, solve_static
 from softrod.rods._inputs import _problem, check_inputs
 from softrod.rods._result import StaticResult, _built
 from softrod.rods._shooting import _coarse_tip_error
-from softrod.rods._static_kernels import _JACOBIAN_AT, _newton, _residual, _residual_value
+from softrod.rods._static_kernels import (
+    _DEFERRED,
+    _JACOBIAN_AT,
+    _STEP_RTOL,
+    _deferred_tip,
+    _newton,
+    _residual,
+    _residual_value,
+)
 
 #: The estimate with Newton's fine-grid Jacobian against the coarse grid's own: the two
 #: Jacobians differ by O(h^4) (and by one Newton step), which moves a ~1e-9 m estimate by
@@ -101,6 +109,54 @@ def test_newton_keeps_its_jacobian(sms):
     np.testing.assert_allclose(kept[:n], J, rtol=1e-4, atol=1e-6 * np.abs(J).max())
     tip_sens = np.array([[z[ny * (1 + d) + a] for d in range(n)] for a in range(3)])
     np.testing.assert_allclose(kept[n:], tip_sens, rtol=1e-4, atol=1e-6 * np.abs(tip_sens).max())
+
+
+#: A deferred iterate's first-order tip against its evaluated tip, as a fraction of the length:
+#: second order in a Newton step predicted to land below `_STEP_RTOL` (<= 1.0e-4 L measured on
+#: the bench's continuation steps, docs/batch.md "Speed"; 1e-7 L here). A wrong row or a
+#: missing step fails the test's other check (10x closer than the uncorrected tip, ~3e-4 L).
+DEFERRED_TIP_TOL = 1e-3
+
+
+@pytest.mark.parametrize("lengths", [False, True])
+def test_deferred_iterate_tip(sms, lengths):
+    """Continuation's intermediate steps take `_newton`'s predicted-converged iterate without
+    evaluating it: its tip from `_deferred_tip` (the iterate before's tip plus its sensitivities
+    times the step `_newton` writes into the long counters) is that of an evaluation at the
+    iterate, and far closer to it than the uncorrected tip; the iterate meets the tolerance.
+    Tension control (3 unknowns) and length control (the extensible variant, 3 + n_t)."""
+    kw: dict = dict(tip_force=[0.4, -0.3, -0.8], tensions=[1.5, 0.7, 0.0, 0.0])
+    model = sms
+    if lengths:
+        model = compile_model(load_robot(find_robot("softmanisim_2seg_extensible")))
+        tau = np.zeros(model.n_tendons)
+        tau[:2] = [1.5, 0.7]
+        kw = dict(tip_force=[0.04, -0.03, -0.08], tensions=tau)
+        pulled = solve_static(model, **kw)
+        kw["lengths"] = pulled.tendon_length - 1e-4 * (tau > 0.0)
+        del kw["tensions"]
+    sol = solve_static(model, **kw)
+    assert sol.success
+    x = sol.base_moment
+    if lengths:
+        x = np.concatenate([x, sol.tendon_tension])
+    x = 0.8 * x  # a few Newton steps away
+    pb = _problem(model, sol.inputs, 1.0)
+    n, ny = x.size, 15 + model.n_tendons
+    Y, X = np.empty((model.n_nodes, ny)), np.empty((model.n_nodes, 6))
+    counters = np.zeros(_JACOBIAN_AT + n * (n + 4))
+    counters[3] = 1.0  # defer
+    args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, _STEP_RTOL)
+    assert _newton(x, *args, 30, Y, X, counters, 4.0) == _DEFERRED
+    before = Y[-1, 0:3].copy()
+    tip = np.empty(3)
+    _deferred_tip(Y, counters, n, tip)
+    evaluated = np.zeros(3)
+    _newton(x, *args, 0, Y, X, evaluated, 4.0)  # one evaluation at the deferred iterate
+    assert evaluated[2] <= _STEP_RTOL
+    error = np.linalg.norm(tip - Y[-1, 0:3])
+    assert error <= DEFERRED_TIP_TOL * model.total_length
+    assert error < 0.1 * np.linalg.norm(before - Y[-1, 0:3])
 
 
 @pytest.mark.parametrize("lengths", [False, True])

@@ -36,9 +36,11 @@ from softrod.rods._pcc import _pcc_tensions_kernel
 from softrod.rods._stability import STATUS_UNSTABLE, _second_variation_inertia
 from softrod.rods._stability_kernels import _checkpoints, _interval_maps
 from softrod.rods._static_kernels import (
+    _DEFERRED,
     _FIRST_STEP_ANGLE,
     _JACOBIAN_AT,
     _STEP_RTOL,
+    _deferred_tip,
     _distal_loads,
     _distal_moments_on_shape,
     _evaluate,
@@ -292,6 +294,7 @@ def _follow(
         _run(x_mu.copy(), act0, force0, it0, np.inf, length_mode, model_par, rtol, Y, X, counters)
         tip_mu[:] = Y[last, 0:3]
     tip_prev = np.zeros(3)
+    tip = np.empty(3)  # the step's corrected tip
     dmu_max = max(dmu, 0.5)
     used = np.zeros(2)
     solves = 0
@@ -312,14 +315,26 @@ def _follow(
                 x, act1, force1[1], it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, tol,
                 Y, X, counters, final,
             )  # fmt: skip
+            tip[:] = Y[last, 0:3]
         else:
+            # An intermediate equilibrium predicted to converge is taken unevaluated, its tip
+            # corrected to first order (`_deferred_tip`): no confirming evaluation (where
+            # counters have room for the deferred step).
+            counters[3] = 1.0 if counters.shape[0] >= _JACOBIAN_AT + n * (n + 4) else 0.0
             st = _run(
                 x, act, force, it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, tol, Y, X,
                 counters,
             )  # fmt: skip
+            counters[3] = 0.0
+            if st == _DEFERRED:
+                st = 0
+                counters[0] += 1
+                _deferred_tip(Y, counters, n, tip)
+            else:
+                tip[:] = Y[last, 0:3]
         solves += 1
-        if st == 0 and not _tip_step_use(Y[last, 0:3], tip_mu, tip_prev, has_prev, ratio,
-                                         length, used):  # fmt: skip
+        if st == 0 and not _tip_step_use(tip, tip_mu, tip_prev, has_prev, ratio, length,
+                                         used):  # fmt: skip
             st = 5
         # The next increment from how much of the tip bounds this one used (one rule with
         # `solve_static`'s continuation).
@@ -331,7 +346,7 @@ def _follow(
             mu_prev = mu
             x_mu[:] = x
             mu = trial
-            tip_mu[:] = Y[last, 0:3]
+            tip_mu[:] = tip
         elif dmu < _MIN_LOAD_STEP:
             break
     if mu < 1.0:
@@ -468,9 +483,10 @@ def _solve_item(
     n_steps = geo[1].shape[0]
     n_t = act.shape[0]
     n_unk = x_out.shape[0]
-    # Newton's [nit, nfev, residual, defer] and its last Jacobian with the tip's sensitivities
-    # (`_static_kernels._newton`, `_JACOBIAN_AT`): the tip error estimate's correction reads it.
-    counters = np.zeros(_JACOBIAN_AT + n_unk * (n_unk + 3))
+    # Newton's [nit, nfev, residual, defer], its last Jacobian with the tip's sensitivities
+    # and a deferred step (`_static_kernels._newton`, `_JACOBIAN_AT`): the tip error
+    # estimate's correction and continuation's deferred steps (`_deferred_tip`) read them.
+    counters = np.zeros(_JACOBIAN_AT + n_unk * (n_unk + 4))
     stats_out[4] = 0.0
     stats_out[5] = np.nan
     stats_out[6] = np.nan

@@ -41,6 +41,7 @@ from softrod.rods._static_kernels import (
     _MAX_TIP_DEVIATION,
     _MAX_TIP_MOVE,
     _STEP_RTOL,
+    _deferred_tip,
     _newton,
     _next_load_step,
     _residual,
@@ -962,10 +963,11 @@ def _solve_once(
     n_unk = 3 + (n_t if length_mode else 0)
     Y = np.empty((model.n_nodes, 15 + n_t))
     X = np.empty((model.n_nodes, 6))
-    # [nit, nfev, residual, defer, Jacobian, tip sensitivities]: with defer set, `_newton`
-    # leaves a predicted-converged iterate of the target to its evaluation with the maps
-    # (`_newton_with_maps`); its last Jacobian goes to the estimate (`_coarse_tip_error`).
-    counters = np.zeros(_JACOBIAN_AT + n_unk * (n_unk + 3))
+    # [nit, nfev, residual, defer, Jacobian, tip sensitivities, deferred step]: with defer
+    # set, `_newton` leaves a predicted-converged iterate of the target to its evaluation with
+    # the maps (`_newton_with_maps`) and one of continuation's intermediate steps unevaluated
+    # (`step`); its last Jacobian goes to the estimate (`_coarse_tip_error`).
+    counters = np.zeros(_JACOBIAN_AT + n_unk * (n_unk + 4))
     defer = _RECORD_MAPS.get() and not length_mode and not model.is_routed
     maps: list[tuple[np.ndarray, np.ndarray] | None] = [None]
     # Work arrays of the last evaluation with the stability test's maps (`_newton_with_maps`).
@@ -982,13 +984,13 @@ def _solve_once(
     tip_coarse = np.empty(3)
     estimated = [False]
 
-    def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float, tol: float = rtol) -> int:
+    def run(x: np.ndarray, target: StaticLoads, iters: int, bound: float) -> int:
         pb = pb_inp if target is inp else _problem(model, target, 1.0)
         last[:] = [pb]
         maps[0] = None
         # Only the target's final evaluation is the answer the stability test reads.
         counters[3] = 1.0 if defer and target is inp else 0.0
-        args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, tol, iters)
+        args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, rtol, iters)
         # The estimate is of the target's answer: asked for in the target's runs only.
         want = coarse is not None and pb is pb_inp
         geo_c, ld_c = (coarse[0], coarse[1]) if coarse is not None and want else (pb.geo, pb.ld)
@@ -1000,6 +1002,24 @@ def _solve_once(
         estimated[0] = bool(want and ok)
         return int(st)
 
+    def step(x: np.ndarray, target: StaticLoads, tol: float, tip: np.ndarray) -> int:
+        # An intermediate step of continuation (`_batch_kernels._follow`'s): Newton on x to
+        # tol; an iterate predicted to converge is taken unevaluated, its tip corrected to
+        # first order (`_deferred_tip`). tip (3,) receives the step's tip [m].
+        pb = _problem(model, target, 1.0)
+        last[:] = [pb]
+        maps[0] = None
+        counters[3] = 1.0
+        st = _newton(x, pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, tol, 12,
+                     Y, X, counters, _CONTINUATION_STEP_BOUND)  # fmt: skip
+        counters[3] = 0.0
+        if st == _DEFERRED:
+            counters[0] += 1
+            _deferred_tip(Y, counters, n_unk, tip)
+            return 0
+        tip[:] = Y[-1, 0:3]
+        return int(st)
+
     def follow(
         start: StaticLoads, x_start: np.ndarray, dmu: float
     ) -> tuple[np.ndarray, float, int]:
@@ -1007,11 +1027,13 @@ def _solve_once(
         # increments and a secant predictor; a step is kept only if Newton converged with
         # bounded steps and the tip stayed on the branch. The step rule is the batch's
         # (`_next_load_step`: sized from the bounds the last step used), and intermediate
-        # equilibria are converged to `_STEP_RTOL` only (the last to rtol).
+        # equilibria are converged to `_STEP_RTOL` only (the last to rtol), their last
+        # iterate unevaluated when predicted to converge (`step`).
         mu, mu_prev, solves, st = 0.0, 0.0, 0, 0
         x_mu, x_prev = x_start.copy(), None
         run(x_mu, start, 0, np.inf)  # the starting shape (on this model's base pose)
         tip_mu, tip_prev = Y[-1, 0:3].copy(), np.zeros(3)
+        tip = np.empty(3)
         dmu_max = max(dmu, 0.5)
         used = np.zeros(2)
         length = model.total_length
@@ -1030,16 +1052,19 @@ def _solve_once(
             at_target = trial >= 1.0 and _blend_is_target(inp)
             inp_t = inp if at_target else _blend(start, inp, trial)
             assert inp_t is not None
-            tol = rtol if trial >= 1.0 else max(rtol, _STEP_RTOL)
-            st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND, tol)
+            if trial >= 1.0:
+                st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND)
+                tip[:] = Y[-1, 0:3]
+            else:
+                st = step(x, inp_t, max(rtol, _STEP_RTOL), tip)
             solves += 1
             on = x_prev is not None
-            if st == 0 and not _tip_step_use(Y[-1, 0:3], tip_mu, tip_prev, on, ratio, length, used):
+            if st == 0 and not _tip_step_use(tip, tip_mu, tip_prev, on, ratio, length, used):
                 st = 5
             dmu = _next_load_step(dmu, used, st, dmu_max)
             if st == 0:
                 x_prev, mu_prev, tip_prev = x_mu, mu, tip_mu
-                x_mu, mu, tip_mu = x.copy(), trial, Y[-1, 0:3].copy()
+                x_mu, mu, tip_mu = x.copy(), trial, tip.copy()
             elif dmu < _MIN_LOAD_STEP:
                 break
         if mu < 1.0:

@@ -905,6 +905,9 @@ def _newton(
     d p(L) / dx (3, n) row-major (the tip error estimate's boundary correction reads them;
     the same float array, so the kernel's signature and its other callers are unchanged).
 
+    With n more entries after those (n (n + 4) in all), a deferred iterate's step x - x_before
+    (n,) is written there as well (`_deferred_tip` reads it).
+
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
     2 line search stalled, 3 non-finite state, 8 (`_DEFERRED`) see above.
     Every Newton step is shortened to at most `max_step` in the scaled unknowns (M0 / m_scale,
@@ -954,8 +957,14 @@ def _newton(
             for a in range(n):
                 x_try[a] = x[a] + step[a]
             if counters.shape[0] > 3 and counters[3] != 0.0:
+                # With room for it (n (n + 4) entries after `_JACOBIAN_AT`), the step goes to
+                # counters too: the caller can correct the iterate before's tip to first order
+                # (`_deferred_tip`).
+                room = keep and counters.shape[0] >= _JACOBIAN_AT + n * (n + 4)
                 for a in range(n):
                     x[a] = x_try[a]
+                    if room:
+                        counters[_JACOBIAN_AT + n * (n + 3) + a] = step[a]
                 return _DEFERRED
             ok = _residual_value(
                 x_try, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_try
@@ -1017,6 +1026,23 @@ def _newton(
 #: Index in `_newton`'s counters where the kept Jacobian starts (after nit, nfev, residual,
 #: defer).
 _JACOBIAN_AT = 4
+
+
+@njit(cache=True)
+def _deferred_tip(Y, counters, n, tip_out):
+    """Tip (3,) [m] of `_newton`'s deferred iterate (status `_DEFERRED`, counters of length
+    `_JACOBIAN_AT` + n (n + 4)) to first order: the iterate before's tip (Y's last node, which
+    still describes it) plus its tip sensitivities times the deferred step (both in counters).
+    The step is Newton's from a residual r_k with r_k^3 < `_PREDICTED_FRACTION` tol
+    r_k-1^2, so the tip's error is second order in it (measured <= 5e-6 L with tol 1e-6 and
+    <= 1.0e-4 L with `_STEP_RTOL` on the bench's continuation steps)."""
+    last = Y.shape[0] - 1
+    o = _JACOBIAN_AT + n * n
+    s = _JACOBIAN_AT + n * (n + 3)
+    for a in range(3):
+        tip_out[a] = Y[last, a]
+        for d in range(n):
+            tip_out[a] += counters[o + a * n + d] * counters[s + d]
 
 
 @njit(cache=True)
@@ -1110,8 +1136,13 @@ def _distal_moments_on_shape(positions, node_s, N_end, q_step, node_moment, tip_
 _MAX_TIP_MOVE = 0.2
 _MAX_TIP_DEVIATION = 0.05
 #: The first load increment of a continuation bends the robot by about this angle [rad]
-#: (of the path's bending number; a path after a failed direct Newton starts at 1/4).
-_FIRST_STEP_ANGLE = 1.0
+#: (of the path's bending number; a path after a failed direct Newton starts at 1/4). With
+#: no secant yet only the move bound checks it, and a bending angle a moves the tip by about
+#: a L / 3 (tip force) to a L / 2 (moment): 0.5 keeps it near `_MAX_TIP_MOVE` L. (With 1.0,
+#: before, the bench's first 400 items had 75 first steps rejected among their 95 continued
+#: ones, each retried smaller: ~2 of their ~20 evaluations; 0.4-0.5 measured best,
+#: docs/batch.md "Speed".)
+_FIRST_STEP_ANGLE = 0.5
 #: Each next increment is sized to use this fraction of the tip check's bounds
 #: (`_next_load_step`): the move grows like the increment, the secant's deviation like its
 #: square. After an accepted step it grows at most x2 and at least x`_MIN_STEP_GROWTH`; a
@@ -1121,8 +1152,11 @@ _MIN_STEP_GROWTH = 0.25
 _MIN_STEP_CUT = 0.1
 #: Scaled residual to which the intermediate equilibria of continuation are converged (the
 #: last step, at the full inputs, to rtol): they only carry the path and the tip check, whose
-#: bounds are 0.05-0.2 L, and Newton's last iteration from 1e-6 to 1e-10 is saved at each.
-_STEP_RTOL = 1e-6
+#: bounds are 0.05-0.2 L. At 1e-4 the deferred iterates' residuals measured <= 4.5e-5 and
+#: their corrected tips within 1.0e-4 L of the evaluated ones (the bench's continued items,
+#: docs/batch.md "Speed"), ~1/500 of the tighter bound; 1e-6 (before) cost a third full
+#: evaluation on ~1 step in 6.
+_STEP_RTOL = 1e-4
 
 
 @njit(cache=True)
