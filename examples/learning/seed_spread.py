@@ -181,7 +181,9 @@ def main() -> None:
             "metric_mean_over_seeds": float(met.mean()),
             "metric_std_over_seeds": float(met.std()),
         }
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    # Tasks without a distance give NaN means: JSON null, not the non-standard NaN token.
+    out = {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in out.items()}
+    args.out.write_text(json.dumps(out, indent=2, allow_nan=False) + "\n")
     cells = " | ".join(
         f"{1e3 * d:.1f} mm, {100 * s:.0f} %" for d, s in zip(dist, succ, strict=True)
     )
