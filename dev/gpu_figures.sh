@@ -7,7 +7,9 @@
 #   device: calls 1..n-1 carry .dev/pK and stash it (mkdir -p /root/stash && cp .dev/pK/* /root/stash/),
 #           call n carries the last part:  bash dev/gpu_carry.sh unpack && bash dev/gpu_figures.sh [MODE]
 #
-# MODE: all (default: statics, envs, ppo, others; ~7.5 minutes), statics, envs, ppo, others.
+# MODE: all (default: statics, envs, ppo, others; ~7.5 minutes), statics, envs, ppo, others;
+# ppo_curve (PPO_MINUTES of Reach PPO with a snapshot a minute, then its distance-vs-minutes
+# curve and validation selection; not in all), extra (statics at 1e6, ReachObstacle-v0 envs).
 # Prints `case.metric: value` lines; each part under its own timeout; outputs also under $OUT.
 set -o pipefail
 export PYTHONUNBUFFERED=1 MUJOCO_GL=disable
@@ -52,5 +54,37 @@ if part others; then
     timeout 90 bash -c "$SR bench batched-envs --envs PlanarReach-v0,MagneticNavigate-v0 \
         --worlds 16384 --steps 60 --configs lean,direct --device cuda:0" 2>&1 \
         | tee "$O/bench_batched_others.txt"
+fi
+if [ "$MODE" = ppo_curve ]; then
+    # On-device PPO on Reach-v0 for PPO_MINUTES (default 7.5) with the fine-error input and
+    # direct-solve worlds (PPO_DIRECT=0: lean), a policy snapshot every minute; then every
+    # snapshot on the 100 test episodes (dev/ppo_curve.py: distance against minutes) and the
+    # validation-selected one (examples/learning/seed_spread.py), all on this machine's CPUs.
+    M=${PPO_MINUTES:-7.5}
+    D=$([ "${PPO_DIRECT:-1}" = 1 ] && echo --direct-solve)
+    echo "== train Reach-v0 ppo 4096 worlds, $M minutes $D $(date -u +%T)"
+    timeout $(python3 -c "print(int(60 * $M + 120))") bash -c "$SR train Reach-v0 --algo ppo \
+        --num-envs 4096 --device cuda:0 --max-minutes $M --snapshot-minutes 1 $D \
+        --eval-episodes 100 -o /tmp/ppo_reach --overwrite --seed ${PPO_SEED:-0} \
+        --env-kwargs '{\"error_gain\": 100}'" 2>&1 | tee "$O/train_ppo_reach.txt" \
+        | awk '!/^ppo step/ || ++n % 50 == 1'
+    cp /tmp/ppo_reach/summary.json "$O/ppo_summary.json" 2>/dev/null
+    cp /tmp/ppo_reach/policy.pt "$O/ppo_policy.pt" 2>/dev/null
+    echo "== curve $(date -u +%T)"
+    timeout 90 python3 dev/ppo_curve.py /tmp/ppo_reach --workers 12 -o "$O/ppo_curve.json" 2>&1 \
+        | tee "$O/ppo_curve.txt"
+    echo "== validation selection $(date -u +%T)"
+    timeout 90 python3 examples/learning/seed_spread.py Reach-v0 --runs /tmp/ppo_reach \
+        -o "$O/ppo_seed_spread.json" 2>&1 | tee "$O/ppo_seed_spread.txt"
+fi
+if [ "$MODE" = extra ]; then
+    # The checked statics at B = 1e6 (the Warp batch's tip error estimate added since the H100
+    # figures) and ReachObstacle-v0 with its model-sized contact buffers at 16384 worlds.
+    echo "== statics 1e6 $(date -u +%T)"
+    timeout 80 python3 dev/static_batch_gpu.py --device cuda:0 --sizes 1000000 --check 100 \
+        --part-budget 15 2>&1 | grep -v "unchecked\|jacobian" | tee "$O/static_batch_gpu.txt"
+    echo "== bench batched-envs ReachObstacle-v0 $(date -u +%T)"
+    timeout 120 bash -c "$SR bench batched-envs --envs ReachObstacle-v0 --worlds 16384 --steps 60 \
+        --configs lean --device cuda:0" 2>&1 | tee "$O/bench_batched_obstacle.txt"
 fi
 echo "== done $(date -u +%T)"

@@ -85,6 +85,36 @@ def test_one_nan_update_is_undone(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     _finite_policy(tmp_path)
 
 
+def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
+    """`snapshot_minutes` writes a policy after each due update (here: every update), each
+    loadable and named in the summary with its step; the last one is the final policy.
+    `direct_solve` trains on direct-solve worlds and is refused where contacts can occur."""
+    torch.set_num_threads(1)
+    result = train_ppo(_config(snapshot_minutes=1e-9, direct_solve=True), tmp_path, log=print)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["config"]["direct_solve"] is True
+    rows = summary["snapshots"]
+    assert [r["step"] for r in rows] == [4, 8, 12, 16]
+    assert [r["transitions"] for r in rows] == [8, 16, 24, 32]
+    assert all(r["wall_time_s"] <= result.wall_time for r in rows)
+    last = torch.load(tmp_path / rows[-1]["file"], weights_only=False)["net"]
+    final = torch.load(result.policy_path, weights_only=False)["net"]
+    assert all(torch.equal(last[k], final[k]) for k in final)
+    for row in rows:
+        _finite_policy_file(tmp_path / row["file"])
+    with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):
+        train_ppo(
+            _config(env_id="ReachObstacle-v0", num_envs=1, direct_solve=True, env_kwargs={}),
+            tmp_path / "obstacle",
+            log=print,
+        )
+
+
+def _finite_policy_file(path: Path) -> None:
+    action = load_ppo_policy(path)(np.zeros(34, dtype=np.float32))
+    assert np.all(np.isfinite(action))
+
+
 def test_always_nan_fails_keeping_finite_policy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,6 +1,7 @@
-"""Spread of a learned result over training seeds (issue 17 item 2): one SAC run per seed,
-each run's candidates (checkpoints and final model) compared on validation episodes, the
-selected one evaluated on the test episodes, then mean +- std over the seeds.
+"""Spread of a learned result over training seeds (issue 17 item 2): one SAC or PPO run per seed,
+each run's candidates (SAC checkpoints or PPO policy snapshots, and the final model) compared on
+validation episodes, the selected one evaluated on the test episodes, then mean +- std over the
+seeds.
 
     python examples/learning/seed_spread.py PlanarReach-v0 --runs runs/planar-s0 runs/planar-s1 \
         runs/planar-s2 -o examples/learning/results/planar_reach_sac_seeds.json
@@ -33,14 +34,43 @@ VALIDATION_SEED, VALIDATION_EPISODES = 20_000, 50
 TEST_SEED, TEST_EPISODES = 10_000, 100
 
 
+def _is_ppo(run: Path) -> bool:
+    """Whether `run` is a `softrod train --algo ppo` run (policy.pt) rather than SAC's."""
+    from softrod.learn.device_ppo import is_ppo_policy
+
+    return (run / "policy.pt").is_file() and is_ppo_policy(run / "policy.pt")
+
+
 def _candidates(run: Path) -> list[Path]:
-    """A run's checkpoints in step order, then its final model."""
+    """A run's checkpoints (SAC) or policy snapshots (PPO, `--snapshot-minutes`) in step order,
+    then its final model."""
+    if _is_ppo(run):
+        return sorted((run / "policies").glob("policy_*.pt")) + [run / "policy.pt"]
     ck = sorted(
         (run / "checkpoints").glob("sac_*_steps.zip"),
         key=lambda p: int(p.stem.split("_")[1]),
     )
     final = run / "model.zip"
     return ck + ([final] if final.is_file() else [])
+
+
+def _load(path: Path):
+    """The numpy policy of a candidate file (PPO .pt or SAC .zip)."""
+    if path.suffix == ".pt":
+        from softrod.learn.device_ppo import load_ppo_policy
+
+        return load_ppo_policy(path)
+    return load_sb3_policy(path)
+
+
+def _run_settings(run: Path, summary: dict) -> tuple[dict, int, int]:
+    """A run's env kwargs, training seed and environment steps (transitions for PPO)."""
+    if _is_ppo(run):
+        cfg = summary["config"]
+        return dict(cfg.get("env_kwargs") or {}), int(cfg["seed"]), int(summary["transitions"])
+    cfg = load_config(run / "config.yaml")
+    kwargs = dict(getattr(cfg, "env_kwargs", {}) or {})
+    return kwargs, int(cfg.seed), int(summary.get("steps", 0))
 
 
 def _metric(res, key: str | None) -> float | None:
@@ -80,14 +110,13 @@ def main() -> None:
     env_id = f"softrod/{args.env.removeprefix('softrod/')}"
     per_seed = []
     for run in args.runs:
-        cfg = load_config(run / "config.yaml")
-        kwargs = dict(getattr(cfg, "env_kwargs", {}) or {})
         summary = json.loads((run / "summary.json").read_text())
+        kwargs, train_seed, steps = _run_settings(run, summary)
         # Validation of every candidate, then the test of the selected one only.
         validation = []
         for cand in _candidates(run):
             res = evaluate(
-                load_sb3_policy(cand),
+                _load(cand),
                 env_id,
                 episodes=VALIDATION_EPISODES,
                 seed=VALIDATION_SEED,
@@ -112,7 +141,7 @@ def main() -> None:
         best = min(validation, key=lambda v: v["key"])
         t0 = time.perf_counter()
         test = evaluate(
-            load_sb3_policy(run / best["file"]),
+            _load(run / best["file"]),
             env_id,
             episodes=TEST_EPISODES,
             seed=TEST_SEED,
@@ -121,8 +150,8 @@ def main() -> None:
         per_seed.append(
             {
                 "run": str(run),
-                "train_seed": int(cfg.seed),
-                "steps": int(summary.get("steps", 0)),
+                "train_seed": train_seed,
+                "steps": steps,
                 "wall_time_s": float(summary.get("wall_time_s", float("nan"))),
                 "env_kwargs": kwargs,
                 "validation": validation,

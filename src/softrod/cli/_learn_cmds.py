@@ -129,6 +129,17 @@ def train_cmd(
         help="Stop training after this many minutes (then save the model, SAC's replay "
         "buffer too, and evaluate as at the end of a full run).",
     ),
+    snapshot_minutes: float | None = typer.Option(
+        None,
+        help="PPO: save the policy every this many minutes of training (policies/policy_<step>.pt"
+        "; pick one on validation episodes with examples/learning/seed_spread.py).",
+    ),
+    direct_solve: bool = typer.Option(
+        False,
+        "--direct-solve",
+        help="PPO: batched worlds without MuJoCo Warp's PCG solve (constraint-free envs only; "
+        "faster, not bit-for-bit; see docs/learning.md). Evaluation uses the CPU env.",
+    ),
 ) -> None:
     """Train a policy with SAC (Stable-Baselines3; logs, checkpoints, a curve PNG) or with PPO
     on batched worlds on a device (skrl; policy.pt, then --eval-episodes, default 100)."""
@@ -150,8 +161,12 @@ def train_cmd(
             eval_episodes=eval_episodes or 100,
             overwrite=overwrite,
             resume=resume,
+            snapshot_minutes=snapshot_minutes,
+            direct_solve=direct_solve,
         )
         return
+    if snapshot_minutes is not None or direct_solve:
+        raise CliError("--snapshot-minutes and --direct-solve are PPO options (--algo ppo)")
     if vec not in ("dummy", "subproc"):
         raise CliError(f"--vec must be dummy or subproc, got {vec!r}")
     if resume is not None and not resume.is_file():
@@ -214,6 +229,8 @@ def _train_ppo(
     eval_episodes: int,
     overwrite: bool,
     resume: Path | None = None,
+    snapshot_minutes: float | None = None,
+    direct_solve: bool = False,
 ) -> None:
     """`softrod train ENV --algo ppo`: skrl PPO on `make_batched` worlds, then the CPU env's
     seeded evaluation (`softrod.learn.evaluate`). `resume`: the run directory (or its
@@ -238,6 +255,8 @@ def _train_ppo(
         raise CliError(f"--timesteps must be >= 1, got {timesteps}")
     if max_minutes is not None and not max_minutes > 0:
         raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
+    if snapshot_minutes is not None and not snapshot_minutes > 0:
+        raise CliError(f"--snapshot-minutes must be > 0, got {snapshot_minutes}")
     # Check the device before a run directory is made (Warp names what it can see).
     try:
         import warp as wp
@@ -258,6 +277,8 @@ def _train_ppo(
         max_minutes=max_minutes,
         seed=seed,
         env_kwargs=env_kwargs,
+        snapshot_minutes=snapshot_minutes,
+        direct_solve=direct_solve,
     )
     if resume is not None:
         if overwrite:
