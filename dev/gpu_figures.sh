@@ -56,18 +56,21 @@ if part others; then
         | tee "$O/bench_batched_others.txt"
 fi
 if [ "$MODE" = ppo_curve ]; then
-    # On-device PPO on Reach-v0 for PPO_MINUTES (default 7.5) with the fine-error input and
-    # direct-solve worlds (PPO_DIRECT=0: lean), a policy snapshot every minute; then every
+    # On-device PPO on Reach-v0 for PPO_MINUTES (default 7.5) with the env options PPO_ENV
+    # (default the fine-error input), direct-solve worlds (PPO_DIRECT=0: lean), extra train
+    # options PPO_ARGS (e.g. "--init-log-std -1.5"), a policy snapshot every minute; then every
     # snapshot on the 100 test episodes (dev/ppo_curve.py: distance against minutes) and the
     # validation-selected one (examples/learning/seed_spread.py), all on this machine's CPUs.
     M=${PPO_MINUTES:-7.5}
     D=$([ "${PPO_DIRECT:-1}" = 1 ] && echo --direct-solve)
-    echo "== train Reach-v0 ppo 4096 worlds, $M minutes $D $(date -u +%T)"
-    timeout $(python3 -c "print(int(60 * $M + 120))") bash -c "$SR train Reach-v0 --algo ppo \
-        --num-envs 4096 --device cuda:0 --max-minutes $M --snapshot-minutes 1 $D \
-        --eval-episodes 100 -o /tmp/ppo_reach --overwrite --seed ${PPO_SEED:-0} \
-        --env-kwargs '{\"error_gain\": 100}'" 2>&1 | tee "$O/train_ppo_reach.txt" \
-        | awk '!/^ppo step/ || ++n % 50 == 1'
+    echo "== train Reach-v0 ppo 4096 worlds, $M minutes $D ${PPO_ARGS:-} $(date -u +%T)"
+    # shellcheck disable=SC2086  # D and PPO_ARGS are option lists
+    timeout $(python3 -c "print(int(60 * $M + 120))") python3 -c \
+        'import sys; from softrod.cli import main; sys.exit(main(sys.argv[1:]))' \
+        train Reach-v0 --algo ppo --num-envs 4096 --device cuda:0 --max-minutes "$M" \
+        --snapshot-minutes 1 $D ${PPO_ARGS:-} --eval-episodes 100 -o /tmp/ppo_reach --overwrite \
+        --seed "${PPO_SEED:-0}" --env-kwargs "${PPO_ENV:-{\"error_gain\": 100\}}" 2>&1 \
+        | tee "$O/train_ppo_reach.txt" | awk '!/^ppo step/ || ++n % 50 == 1'
     cp /tmp/ppo_reach/summary.json "$O/ppo_summary.json" 2>/dev/null
     cp /tmp/ppo_reach/policy.pt "$O/ppo_policy.pt" 2>/dev/null
     echo "== curve $(date -u +%T)"

@@ -88,9 +88,11 @@ def test_one_nan_update_is_undone(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     """`snapshot_minutes` writes a policy after each due update (here: every update), each
     loadable and named in the summary with its step; the last one is the final policy.
-    `direct_solve` trains on direct-solve worlds and is refused where contacts can occur."""
+    `init_log_std` sets the starting exploration noise. `direct_solve` trains on direct-solve
+    worlds and is refused where contacts can occur."""
     torch.set_num_threads(1)
-    result = train_ppo(_config(snapshot_minutes=1e-9, direct_solve=True), tmp_path, log=print)
+    config = _config(snapshot_minutes=1e-9, direct_solve=True, init_log_std=-1.5)
+    result = train_ppo(config, tmp_path, log=print)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["config"]["direct_solve"] is True
     rows = summary["snapshots"]
@@ -100,6 +102,9 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     last = torch.load(tmp_path / rows[-1]["file"], weights_only=False)["net"]
     final = torch.load(result.policy_path, weights_only=False)["net"]
     assert all(torch.equal(last[k], final[k]) for k in final)
+    # The exploration noise started where asked (four small updates move it little).
+    log_std = torch.load(result.policy_path, weights_only=False)["log_std"]
+    assert log_std.shape == (10,) and abs(float(log_std.mean()) + 1.5) < 0.05
     for row in rows:
         _finite_policy_file(tmp_path / row["file"])
     with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):

@@ -134,6 +134,9 @@ def train_cmd(
         help="PPO: save the policy every this many minutes of training (policies/policy_<step>.pt"
         "; pick one on validation episodes with examples/learning/seed_spread.py).",
     ),
+    init_log_std: float = typer.Option(
+        -0.5, help="PPO: initial log standard deviation of the policy's actions."
+    ),
     direct_solve: bool = typer.Option(
         False,
         "--direct-solve",
@@ -162,11 +165,14 @@ def train_cmd(
             overwrite=overwrite,
             resume=resume,
             snapshot_minutes=snapshot_minutes,
+            init_log_std=init_log_std,
             direct_solve=direct_solve,
         )
         return
-    if snapshot_minutes is not None or direct_solve:
-        raise CliError("--snapshot-minutes and --direct-solve are PPO options (--algo ppo)")
+    if snapshot_minutes is not None or direct_solve or init_log_std != -0.5:
+        raise CliError(
+            "--snapshot-minutes, --init-log-std and --direct-solve are PPO options (--algo ppo)"
+        )
     if vec not in ("dummy", "subproc"):
         raise CliError(f"--vec must be dummy or subproc, got {vec!r}")
     if resume is not None and not resume.is_file():
@@ -230,6 +236,7 @@ def _train_ppo(
     overwrite: bool,
     resume: Path | None = None,
     snapshot_minutes: float | None = None,
+    init_log_std: float = -0.5,
     direct_solve: bool = False,
 ) -> None:
     """`softrod train ENV --algo ppo`: skrl PPO on `make_batched` worlds, then the CPU env's
@@ -257,6 +264,8 @@ def _train_ppo(
         raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
     if snapshot_minutes is not None and not snapshot_minutes > 0:
         raise CliError(f"--snapshot-minutes must be > 0, got {snapshot_minutes}")
+    if not -20.0 <= init_log_std <= 2.0:
+        raise CliError(f"--init-log-std must be in [-20, 2], got {init_log_std}")
     # Check the device before a run directory is made (Warp names what it can see).
     try:
         import warp as wp
@@ -278,6 +287,7 @@ def _train_ppo(
         seed=seed,
         env_kwargs=env_kwargs,
         snapshot_minutes=snapshot_minutes,
+        init_log_std=init_log_std,
         direct_solve=direct_solve,
     )
     if resume is not None:

@@ -80,6 +80,8 @@ class PPOConfig:
     snapshot_minutes : minutes of training between policy snapshots (`policies/policy_<step>.pt`,
         each `policy.pt`'s format with its step, transitions and wall time; None: none), for
         choosing on validation episodes afterwards and for a distance-vs-minutes curve.
+    init_log_std : initial log standard deviation of the Gaussian policy's actions (one learned,
+        state-independent parameter per action component; -0.5: 0.61 of the [-1, 1] range).
     direct_solve : train on `BatchedEnv(direct_solve=True)` worlds (constraint-free models only;
         no PCG solve, ~1.65x the world-steps/s of Reach on an H100; see `BatchedEnv`). The
         policy is evaluated on the CPU env either way.
@@ -105,6 +107,7 @@ class PPOConfig:
     max_recoveries: int = 3
     checkpoint_every: int = 10
     snapshot_minutes: float | None = None
+    init_log_std: float = -0.5
     direct_solve: bool = False
 
 
@@ -157,7 +160,9 @@ def _mlp(sizes: list[int]) -> Any:
     return nn.Sequential(*layers)
 
 
-def _models(obs_space: Any, act_space: Any, device: Any, hidden: tuple[int, ...]) -> dict[str, Any]:
+def _models(
+    obs_space: Any, act_space: Any, device: Any, hidden: tuple[int, ...], init_log_std: float
+) -> dict[str, Any]:
     import torch
     from skrl.models.torch import DeterministicMixin, GaussianMixin, Model
 
@@ -169,7 +174,7 @@ def _models(obs_space: Any, act_space: Any, device: Any, hidden: tuple[int, ...]
             Model.__init__(self, observation_space=obs_space, action_space=act_space, device=device)
             GaussianMixin.__init__(self, clip_actions=True, clip_log_std=True, reduction="sum")
             self.net = _mlp([n_obs, *hidden, n_act])
-            self.log_std = torch.nn.Parameter(torch.full((n_act,), -0.5))
+            self.log_std = torch.nn.Parameter(torch.full((n_act,), float(init_log_std)))
 
         def compute(self, inputs: dict[str, Any], role: str = "") -> tuple[Any, dict[str, Any]]:
             return self.net(inputs["observations"]), {"log_std": self.log_std}
@@ -215,6 +220,9 @@ def train_ppo(
         raise ValueError(f"max_recoveries must be >= 0, got {config.max_recoveries}")
     if config.checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {config.checkpoint_every}")
+    # skrl clips the log standard deviation to [-20, 2]: a start outside would be moved silently.
+    if not -20.0 <= config.init_log_std <= 2.0:
+        raise ValueError(f"init_log_std must be in [-20, 2], got {config.init_log_std}")
     if config.snapshot_minutes is not None and not config.snapshot_minutes > 0:
         raise ValueError(f"snapshot_minutes must be > 0, got {config.snapshot_minutes}")
     run = Path(run_dir)
@@ -237,7 +245,7 @@ def train_ppo(
         )
     dev = env.torch_device
     obs_space, act_space = env.single_observation_space, env.single_action_space
-    models = _models(obs_space, act_space, dev, config.hidden)
+    models = _models(obs_space, act_space, dev, config.hidden, config.init_log_std)
     cfg = PPO_CFG(
         rollouts=config.rollouts,
         learning_epochs=config.learning_epochs,
@@ -677,6 +685,8 @@ def _save_policy(
         "act_low": np.asarray(act_space.low, dtype=np.float32),
         "act_high": np.asarray(act_space.high, dtype=np.float32),
         "net": {k: v.detach().cpu() for k, v in policy.net.state_dict().items()},
+        # Not used by the deterministic policy; kept to see how far exploration had shrunk.
+        "log_std": policy.log_std.detach().cpu(),
         "obs_mean": scaler.running_mean.detach().cpu(),
         "obs_var": scaler.running_variance.detach().cpu(),
         "obs_clip": float(scaler.clip_threshold),
