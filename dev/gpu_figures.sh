@@ -9,7 +9,8 @@
 #
 # MODE: all (default: statics, envs, ppo, others; ~7.5 minutes), statics, envs, ppo, others;
 # ppo_curve (PPO_MINUTES of Reach PPO with a snapshot a minute, then its distance-vs-minutes
-# curve and validation selection; not in all), extra (statics at 1e6, ReachObstacle-v0 envs).
+# curve and validation selection; not in all), ppo_parallel (several PPO runs at once:
+# dev/ppo_parallel.py), extra (statics at 1e6, ReachObstacle-v0 envs).
 # Prints `case.metric: value` lines; each part under its own timeout; outputs also under $OUT.
 set -o pipefail
 export PYTHONUNBUFFERED=1 MUJOCO_GL=disable
@@ -79,6 +80,16 @@ if [ "$MODE" = ppo_curve ]; then
     echo "== validation selection $(date -u +%T)"
     timeout 90 python3 examples/learning/seed_spread.py Reach-v0 --runs /tmp/ppo_reach \
         -o "$O/ppo_seed_spread.json" 2>&1 | tee "$O/ppo_seed_spread.txt"
+fi
+if [ "$MODE" = ppo_parallel ]; then
+    # Several PPO runs at once on the GPU (PPO_RUNS, default dev/ppo_recipes.json: four recipes
+    # against the exploration-noise / flat-reward floor of the ppo_curve run), PPO_MINUTES each,
+    # then each run's curve and the validation selection per recipe (dev/ppo_parallel.py).
+    M=${PPO_MINUTES:-7}
+    echo "== ppo_parallel ${PPO_RUNS:-dev/ppo_recipes.json}, $M minutes $(date -u +%T)"
+    timeout $(python3 -c "print(int(60 * $M + 200))") python3 dev/ppo_parallel.py \
+        "${PPO_RUNS:-dev/ppo_recipes.json}" --minutes "$M" --out "$O" 2>&1 \
+        | tee "$O/ppo_parallel.txt" | grep -v "curve.policy_"
 fi
 if [ "$MODE" = extra ]; then
     # The checked statics at B = 1e6 (the Warp batch's tip error estimate added since the H100
