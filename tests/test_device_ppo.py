@@ -107,6 +107,19 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     assert log_std.shape == (10,) and abs(float(log_std.mean()) + 1.5) < 0.05
     for row in rows:
         _finite_policy_file(tmp_path / row["file"])
+    # examples/learning/seed_spread.py chooses among the snapshots and the final policy.
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "examples" / "learning" / "seed_spread.py"
+    spec = importlib.util.spec_from_file_location("seed_spread", path)
+    assert spec is not None and spec.loader is not None
+    spread = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(spread)
+    cands = spread._candidates(tmp_path)
+    assert [str(c.relative_to(tmp_path)) for c in cands] == [r["file"] for r in rows] + [
+        "policy.pt"
+    ]
+    assert spread._run_settings(tmp_path, summary) == ({"episode_steps": 6}, 0, 32)
     with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):
         train_ppo(
             _config(env_id="ReachObstacle-v0", num_envs=1, direct_solve=True, env_kwargs={}),
