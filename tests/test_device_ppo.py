@@ -133,6 +133,35 @@ def _finite_policy_file(path: Path) -> None:
     assert np.all(np.isfinite(action))
 
 
+def test_logged_reward_is_the_envs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mean reward per step that training logs is the environment's: skrl's truncation
+    bootstrap (discount * V(last observation), added to the reward tensor in place at each
+    episode's last step) is left out of it."""
+    torch.set_num_threads(1)
+    import softrod.envs
+
+    seen: list[float] = []
+    make = softrod.envs.make_batched
+
+    def recording(*args: Any, **kw: Any) -> Any:
+        env = make(*args, **kw)
+        step = env.step
+
+        def logged(actions: Any) -> Any:
+            out = step(actions)
+            seen.append(float(out[1].mean()))
+            return out
+
+        env.step = logged
+        return env
+
+    monkeypatch.setattr(softrod.envs, "make_batched", recording)
+    # Episodes of 4 steps, rollouts of 4: every rollout ends with a truncation.
+    result = train_ppo(_config(env_kwargs={"episode_steps": 4}), tmp_path, log=lambda _: None)
+    assert len(seen) == 16
+    assert result.last_mean_reward == pytest.approx(np.mean(seen[-4:]), rel=1e-5, abs=1e-6)
+
+
 def test_always_nan_fails_keeping_finite_policy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

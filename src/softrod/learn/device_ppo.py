@@ -312,6 +312,9 @@ def train_ppo(
                 with torch.no_grad():
                     actions, _ = agent.act(obs, None, timestep=step, timesteps=total)
                     next_obs, reward, term, trunc, info = env.step(actions)
+                    # Counted before skrl sees it: its truncation bootstrap adds
+                    # discount * V(last observation) to the reward tensor in place.
+                    reward_sum += reward.mean()
                     # Bootstrapping at the horizon uses the last observation, not the next
                     # episode's.
                     agent.record_transition(
@@ -327,7 +330,6 @@ def train_ppo(
                         timestep=step,
                         timesteps=total,
                     )
-                    reward_sum += reward.mean()
                 agent.post_interaction(timestep=step, timesteps=total)
                 obs = next_obs.clone()
                 if (step + 1) % config.rollouts:
