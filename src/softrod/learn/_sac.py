@@ -63,6 +63,14 @@ class TrainResult:
 REPLAY_BUFFER_FILE = "replay_buffer.pkl"
 
 
+def _mean_defined(values: list[float]) -> float:
+    """Mean over the values that are not NaN; NaN (without numpy's empty-slice warning) for a
+    task that reports no distance."""
+    a = np.asarray(values, dtype=float)
+    a = a[~np.isnan(a)]
+    return float(a.mean()) if a.size else float("nan")
+
+
 def set_torch_threads(n: int) -> None:
     """Limit torch to n intra-op threads (2 threads were 15x slower than 1 on a 2-core box)."""
     import torch
@@ -192,7 +200,7 @@ def _callback(
             if not self.rows:
                 return ""
             last = self.rows[-100:]
-            d = np.nanmean([r["final_distance"] for r in last])
+            d = _mean_defined([r["final_distance"] for r in last])
             s = np.mean([r["success"] for r in last])
             return f"dist {1e3 * d:6.1f} mm  success {100 * s:5.1f}%"
 
@@ -204,7 +212,7 @@ def _callback(
                 rec = self._recent
                 self.logger.record("rollout/return_mean", np.mean([r["return"] for r in rec]))
                 self.logger.record(
-                    "rollout/final_distance", np.nanmean([r["final_distance"] for r in rec])
+                    "rollout/final_distance", _mean_defined([r["final_distance"] for r in rec])
                 )
                 self.logger.record("rollout/success_rate", np.mean([r["success"] for r in rec]))
                 self.logger.record("rollout/episodes", len(self.rows))
