@@ -912,6 +912,12 @@ def _residual_value(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, 
 _PREDICTED_FRACTION = 0.5
 #: `_newton` status of a predicted-converged iterate left to the caller to evaluate.
 _DEFERRED = 8
+#: counters[3] of continuation's intermediate steps (`_newton`): deferred as with any value
+#: != 0, and the first Newton step's iterate evaluated value-only, the Jacobian updated by
+#: Broyden's rank-one formula. The step after it then converges at r2 ~ r1^2 / r0 (measured
+#: r2 / (r1^2 / r0) 0.92-1.25 over 10-99 % of the bench's steps, max 1.86: `dev/
+#: continuation_steps.py`), which `_newton` predicts with that rule.
+_BROYDEN_DEFER = 2.0
 
 
 @njit(cache=True)
@@ -942,6 +948,12 @@ def _newton(
     With n more entries after those (n (n + 4) in all), a deferred iterate's step x - x_before
     (n,) is written there as well (`_deferred_tip` reads it).
 
+    counters[3] == `_BROYDEN_DEFER` (continuation's intermediate steps, which defer): a full
+    first step's iterate is evaluated without sensitivities and, when it lowers the residual,
+    kept with Broyden's update of the Jacobian (J += r_1 s^T / s^T s); the next step is then
+    predicted to converge when r_1^2 / r_0 < `_PREDICTED_FRACTION` tol (linear, not quadratic),
+    and a deferred step's tip sensitivities are those of the last full evaluation.
+
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
     2 line search stalled, 3 non-finite state, 8 (`_DEFERRED`) see above.
     Every Newton step is shortened to at most `max_step` in the scaled unknowns (M0 / m_scale,
@@ -969,9 +981,12 @@ def _newton(
     norm_prev = 0.0  # the residual before the last step (none yet)
     keep = counters.shape[0] >= _JACOBIAN_AT + n * (n + 3)
     ny = 15 + tau_fixed.shape[0]
+    broyden = counters.shape[0] > 3 and counters[3] == _BROYDEN_DEFER
+    fresh = True  # J (and z's sensitivities) from a full evaluation at x, not Broyden's
     for _ in range(max_iter):
         if keep:
-            _keep_jacobian(J, z, ny, counters)
+            # After Broyden's update z holds no sensitivities: J only, the tip's kept.
+            _keep_jacobian(J, z, ny if fresh else -1, counters)
         if norm <= tol:
             return 0
         step = np.linalg.solve(J, -r)
@@ -985,9 +1000,15 @@ def _newton(
         alpha_min = alpha / 64.0
         accepted = False
         norm_try = norm
-        # Quadratic convergence (r_k+1 ~ r_k^2 r_k / r_k-1^2) predicts a full step lands
-        # far below tol: evaluate it without sensitivities, the converged x needs none.
-        if alpha == 1.0 and norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2:
+        # Quadratic convergence (r_k+1 ~ r_k^2 r_k / r_k-1^2; after Broyden's update r_k+1 ~
+        # r_k^2 / r_k-1) predicts a full step lands far below tol: evaluate it without
+        # sensitivities, the converged x needs none.
+        predicted = (
+            norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2
+            if fresh
+            else norm * norm < _PREDICTED_FRACTION * tol * norm_prev
+        )
+        if alpha == 1.0 and predicted:
             for a in range(n):
                 x_try[a] = x[a] + step[a]
             if counters.shape[0] > 3 and counters[3] != 0.0:
@@ -1013,6 +1034,32 @@ def _newton(
                         r[a] = r_try[a]
                     counters[2] = norm_try
                     return 0
+        if broyden and fresh and alpha == 1.0 and norm_prev == 0.0:
+            # The first step's iterate without sensitivities, J by Broyden's update (J s = -r).
+            for a in range(n):
+                x_try[a] = x[a] + step[a]
+            ok = _residual_value(
+                x_try, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_try
+            )
+            counters[1] += 1
+            if ok:
+                norm_try = np.max(np.abs(r_try))
+                if norm_try < norm:
+                    counters[0] += 1
+                    ss = 0.0
+                    for a in range(n):
+                        ss += step[a] * step[a]
+                    for a in range(n):
+                        x[a] = x_try[a]
+                        for c in range(n):
+                            J[a, c] += r_try[a] * step[c] / ss
+                        r[a] = r_try[a]
+                    norm_prev = norm
+                    norm = norm_try
+                    counters[2] = norm
+                    fresh = False
+                    continue
+            alpha *= 0.5  # the full step, just evaluated, did not lower the residual
         norm_prev = norm
         while alpha >= alpha_min:
             for a in range(n):
@@ -1052,8 +1099,9 @@ def _newton(
                 J[a, c] = J_try[a, c]
         norm = norm_try
         counters[2] = norm
+        fresh = True
     if keep:
-        _keep_jacobian(J, z, ny, counters)
+        _keep_jacobian(J, z, ny if fresh else -1, counters)
     return 0 if norm <= tol else 1
 
 
@@ -1082,12 +1130,15 @@ def _deferred_tip(Y, counters, n, tip_out):
 @njit(cache=True)
 def _keep_jacobian(J, z, ny, counters):
     """Copy the residual's Jacobian J (n, n) and the tip's sensitivities d p(L) / dx (3, n)
-    from the augmented state z of the same evaluation into counters from `_JACOBIAN_AT` on."""
+    from the augmented state z of the same evaluation into counters from `_JACOBIAN_AT` on;
+    ny < 0: J only (the tip's sensitivities kept from before)."""
     n = J.shape[0]
     o = _JACOBIAN_AT
     for a in range(n):
         for d in range(n):
             counters[o + a * n + d] = J[a, d]
+    if ny < 0:
+        return
     o += n * n
     for a in range(3):
         for d in range(n):
