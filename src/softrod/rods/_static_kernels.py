@@ -918,6 +918,11 @@ _DEFERRED = 8
 #: r2 / (r1^2 / r0) 0.92-1.25 over 10-99 % of the bench's steps, max 1.86: `dev/
 #: continuation_steps.py`), which `_newton` predicts with that rule.
 _BROYDEN_DEFER = 2.0
+#: After Broyden's update a step is deferred when r1^2 / r0 < this times tol: 1/4, not
+#: `_PREDICTED_FRACTION`'s 1/2 (the bench's first 2000 items, docs/batch.md "Speed": at 1/2,
+#: 2 of 2388 deferred steps left residuals above tol, up to 2.4e-4 with tol 1e-4; at 1/4
+#: none of 2239, at most 4.5e-5 as with Newton's rule; at 1/8 the gain is gone).
+_BROYDEN_FRACTION = 0.25
 
 
 @njit(cache=True)
@@ -948,10 +953,11 @@ def _newton(
     With n more entries after those (n (n + 4) in all), a deferred iterate's step x - x_before
     (n,) is written there as well (`_deferred_tip` reads it).
 
-    counters[3] == `_BROYDEN_DEFER` (continuation's intermediate steps, which defer): a full
+    counters[3] == `_BROYDEN_DEFER` (continuation's intermediate steps, which defer), on a
+    Kirchhoff rod: a full
     first step's iterate is evaluated without sensitivities and, when it lowers the residual,
     kept with Broyden's update of the Jacobian (J += r_1 s^T / s^T s); the next step is then
-    predicted to converge when r_1^2 / r_0 < `_PREDICTED_FRACTION` tol (linear, not quadratic),
+    predicted to converge when r_1^2 / r_0 < `_BROYDEN_FRACTION` tol (linear, not quadratic),
     and a deferred step's tip sensitivities are those of the last full evaluation.
 
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
@@ -981,7 +987,9 @@ def _newton(
     norm_prev = 0.0  # the residual before the last step (none yet)
     keep = counters.shape[0] >= _JACOBIAN_AT + n * (n + 3)
     ny = 15 + tau_fixed.shape[0]
-    broyden = counters.shape[0] > 3 and counters[3] == _BROYDEN_DEFER
+    # Kirchhoff rods only: their value-only evaluation costs ~0.7 of a full one (measured);
+    # a Cosserat rod's was not measured, and its sets took more iterations for no clear gain.
+    broyden = counters.shape[0] > 3 and counters[3] == _BROYDEN_DEFER and not geo[4]
     fresh = True  # J (and z's sensitivities) from a full evaluation at x, not Broyden's
     for _ in range(max_iter):
         if keep:
@@ -1006,7 +1014,7 @@ def _newton(
         predicted = (
             norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2
             if fresh
-            else norm * norm < _PREDICTED_FRACTION * tol * norm_prev
+            else norm * norm < _BROYDEN_FRACTION * tol * norm_prev
         )
         if alpha == 1.0 and predicted:
             for a in range(n):
