@@ -152,6 +152,7 @@ print(f"stability test with its own maps (grouped checkpoints): {1e6 * t_stab / 
 # `_next_load_step`): steps per continued item, how many the tip check rejected (the first
 # step, without a secant, only by the move bound), and the evaluations of each kind of step.
 from softrod.rods._static_kernels import (  # noqa: E402
+    _BROYDEN_DEFER,
     _DEFERRED,
     _STEP_RTOL,
     _deferred_tip,
@@ -177,7 +178,7 @@ for i in np.flatnonzero(~direct):
         act, force = trial * tau[i], trial * forces[i]
         at_target = trial >= 1.0
         counters = np.zeros(n_counters)
-        counters[3] = 0.0 if at_target else 1.0
+        counters[3] = 0.0 if at_target else (_BROYDEN_DEFER if has_prev else 1.0)
         tol = 1e-10 if at_target else max(1e-10, _STEP_RTOL)
         st = K._run(x, act, force, np.int64(12), 1.0, False, mp, tol, Y, X, counters)
         if st == _DEFERRED:

@@ -13,6 +13,7 @@ from softrod.rods._inputs import _problem, check_inputs
 from softrod.rods._result import StaticResult, _built
 from softrod.rods._shooting import _coarse_tip_error
 from softrod.rods._static_kernels import (
+    _BROYDEN_DEFER,
     _DEFERRED,
     _JACOBIAN_AT,
     _STEP_RTOL,
@@ -118,13 +119,16 @@ def test_newton_keeps_its_jacobian(sms):
 DEFERRED_TIP_TOL = 1e-3
 
 
+@pytest.mark.parametrize("defer", [1.0, _BROYDEN_DEFER])
 @pytest.mark.parametrize("lengths", [False, True])
-def test_deferred_iterate_tip(sms, lengths):
+def test_deferred_iterate_tip(sms, lengths, defer):
     """Continuation's intermediate steps take `_newton`'s predicted-converged iterate without
     evaluating it: its tip from `_deferred_tip` (the iterate before's tip plus its sensitivities
     times the step `_newton` writes into the long counters) is that of an evaluation at the
     iterate, and far closer to it than the uncorrected tip; the iterate meets the tolerance.
-    Tension control (3 unknowns) and length control (the extensible variant, 3 + n_t)."""
+    Tension control (3 unknowns) and length control (the extensible variant, 3 + n_t); Newton's
+    prediction and, from a secant predictor (`_BROYDEN_DEFER`), the first step value-only with
+    Broyden's update and its linear prediction."""
     kw: dict = dict(tip_force=[0.4, -0.3, -0.8], tensions=[1.5, 0.7, 0.0, 0.0])
     model = sms
     if lengths:
@@ -140,12 +144,14 @@ def test_deferred_iterate_tip(sms, lengths):
     x = sol.base_moment
     if lengths:
         x = np.concatenate([x, sol.tendon_tension])
-    x = 0.8 * x  # a few Newton steps away
+    # A few Newton steps away (from 0.8 Broyden's path converges without deferring on tension
+    # control; from 0.6 both controls defer after a Broyden step).
+    x = (0.6 if defer == _BROYDEN_DEFER else 0.8) * x
     pb = _problem(model, sol.inputs, 1.0)
     n, ny = x.size, 15 + model.n_tendons
     Y, X = np.empty((model.n_nodes, ny)), np.empty((model.n_nodes, 6))
     counters = np.zeros(_JACOBIAN_AT + n * (n + 4))
-    counters[3] = 1.0  # defer
+    counters[3] = defer
     args = (pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, _STEP_RTOL)
     assert _newton(x, *args, 30, Y, X, counters, 4.0) == _DEFERRED
     before = Y[-1, 0:3].copy()

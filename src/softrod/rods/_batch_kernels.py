@@ -36,6 +36,7 @@ from softrod.rods._pcc import _pcc_tensions_kernel
 from softrod.rods._stability import STATUS_UNSTABLE, _second_variation_inertia
 from softrod.rods._stability_kernels import _checkpoints, _interval_maps
 from softrod.rods._static_kernels import (
+    _BROYDEN_DEFER,
     _DEFERRED,
     _FIRST_STEP_ANGLE,
     _JACOBIAN_AT,
@@ -319,8 +320,11 @@ def _follow(
         else:
             # An intermediate equilibrium predicted to converge is taken unevaluated, its tip
             # corrected to first order (`_deferred_tip`): no confirming evaluation (where
-            # counters have room for the deferred step).
-            counters[3] = 1.0 if counters.shape[0] >= _JACOBIAN_AT + n * (n + 4) else 0.0
+            # counters have room for the deferred step); from a secant predictor, the first
+            # Newton step's iterate without sensitivities, with Broyden's update
+            # (`_BROYDEN_DEFER`; the first increment's Newton starts too far for it).
+            room = counters.shape[0] >= _JACOBIAN_AT + n * (n + 4)
+            counters[3] = (_BROYDEN_DEFER if has_prev else 1.0) if room else 0.0
             st = _run(
                 x, act, force, it_c, _CONTINUATION_STEP_BOUND, length_mode, model_par, tol, Y, X,
                 counters,

@@ -35,6 +35,7 @@ from softrod.rods._stability_kernels import _interval_maps
 
 # Continuation's step rule and branch check, shared with the batch (`_batch_kernels._follow`).
 from softrod.rods._static_kernels import (
+    _BROYDEN_DEFER,
     _DEFERRED,
     _FIRST_STEP_ANGLE,
     _JACOBIAN_AT,
@@ -1002,14 +1003,16 @@ def _solve_once(
         estimated[0] = bool(want and ok)
         return int(st)
 
-    def step(x: np.ndarray, target: StaticLoads, tol: float, tip: np.ndarray) -> int:
+    def step(x: np.ndarray, target: StaticLoads, tol: float, tip: np.ndarray, secant: bool) -> int:
         # An intermediate step of continuation (`_batch_kernels._follow`'s): Newton on x to
         # tol; an iterate predicted to converge is taken unevaluated, its tip corrected to
-        # first order (`_deferred_tip`). tip (3,) receives the step's tip [m].
+        # first order (`_deferred_tip`); from a secant predictor (`secant`), the first Newton
+        # step's iterate without sensitivities, with Broyden's update (`_BROYDEN_DEFER`).
+        # tip (3,) receives the step's tip [m].
         pb = _problem(model, target, 1.0)
         last[:] = [pb]
         maps[0] = None
-        counters[3] = 1.0
+        counters[3] = _BROYDEN_DEFER if secant else 1.0
         st = _newton(x, pb.length_mode, pb.tau_fixed, pb.base, pb.geo, pb.ld, pb.bc, tol, 12,
                      Y, X, counters, _CONTINUATION_STEP_BOUND)  # fmt: skip
         counters[3] = 0.0
@@ -1056,7 +1059,7 @@ def _solve_once(
                 st = run(x, inp_t, 12, _CONTINUATION_STEP_BOUND)
                 tip[:] = Y[-1, 0:3]
             else:
-                st = step(x, inp_t, max(rtol, _STEP_RTOL), tip)
+                st = step(x, inp_t, max(rtol, _STEP_RTOL), tip, x_prev is not None)
             solves += 1
             on = x_prev is not None
             if st == 0 and not _tip_step_use(tip, tip_mu, tip_prev, on, ratio, length, used):

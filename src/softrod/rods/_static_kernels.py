@@ -5,8 +5,10 @@ Layout of the integrated state (length ny = 15 + n_t):
 with p the centreline [m], R the section frame, M the total moment across the section (world)
 [N m] and l the tendon path lengths from the base [m]. Sensitivities with respect to n_dir
 directions follow in blocks of ny: directions 0-2 are M(0); direction 3 + j is tension j.
-RK4 is applied to the augmented system, so the sensitivities are the exact derivatives of the
-discrete solution (Newton converges quadratically).
+The lengths' sensitivities (the last n_t entries of each block) are integrated only with
+tension directions, else left 0. RK4 is applied to the augmented system, so the
+sensitivities are the derivatives of the discrete solution (Newton converges
+quadratically), up to the section balance's last step (`_SECTION_ETOL`).
 
 Performance note: the RK4 loop, the section balance and the sensitivities live in one
 function (`_integrate`). Numba reference-counts every array passed to a call (~10 ns each);
@@ -16,7 +18,8 @@ and takes no views (each costs two atomic reference count updates). Most of an e
 is the section balance's Newton, a chain of dependent square roots and divisions: Kirchhoff
 rods run it in scalars (registers, not arrays) from a predicted start (one iteration fewer
 per stage); SoftManiSim's problem, one evaluation: 53 -> 37 us with Newton's three directions,
-40 -> 23 us without (docs/batch.md, "Speed").
+40 -> 23 us without (session 14), then 37 -> 30 and 23 -> 21.5 us (session 16: no lengths'
+sensitivities without tension directions, the section's early stop; docs/batch.md, "Speed").
 
 Packed model arrays:
     seg_par (n_seg, 10): K_bt (3) [N m^2], K_se (3) [N], u* (3) [1/m], rho A [kg/m]
@@ -38,6 +41,14 @@ _SECTION_XTOL = 1e-8
 #: rounding of either side, so every step the root test limits also passes this one (the
 #: same steps, bit for bit, without a square root per tendon and iteration).
 _STEP_LIMIT_SQ = 0.25 * (1.0 - 1e-9)
+#: The Kirchhoff section Newton also stops after a full step b whose quadratic convergence
+#: bound leaves an error below this times the largest strain: e <= ||A^-1|| sup||D^2 g|| / 2
+#: |b|^2 <= 3 sum_i tau_i |r_i|^3 / |w_i|^2 / min(K_bt) |b|^2 (twice the bound: the tendon
+#: block of A is positive semidefinite, |D^2 (w / |w|)| <= 3 / |w|^2). 1e-15 is ~5 ulp:
+#: the strains stay at the level of round-off, without the iteration that only confirms a
+#: step below `_SECTION_XTOL` (the section Jacobian the sensitivities use is then that of the
+#: iterate one step before, as it is with `_SECTION_XTOL`, a step up to ~1e-6 away).
+_SECTION_ETOL = 1e-15
 
 
 @njit(cache=True)
@@ -55,7 +66,10 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     store : when True, write the state y at every node into Y_out (n_nodes, ny) and the
     section strains x = (v, u) into X_out (n_nodes, 6).
     k0, k1 : integrate nodes k0..k1 only (default the whole grid; multiple shooting).
-    tdir0 : index of the first tension direction among the n_dir sensitivities.
+    tdir0 : index of the first tension direction among the n_dir sensitivities. The tendon
+    lengths' sensitivities are integrated only with tension directions (n_dir > tdir0): only
+    length control's rows read them, and its unknowns include the tensions; without, they are
+    left 0 in z (force control's Newton: 41 -> 36 us an evaluation, docs/batch.md "Speed").
     """
     node_s, step_seg, seg_par, tendon, cosserat = geo
     N_end, q_step, node_moment, tau_scale, mag = ld
@@ -63,7 +77,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     n_t = tau.shape[0]
     ny = 15 + n_t
     nz = ny * (1 + n_dir)
-    K = np.empty((4, nz))
+    # Zeros: the lengths' sensitivity entries stay 0 where they are not integrated.
+    K = np.zeros((4, nz))
     zt = np.empty(nz)
     x = np.zeros(6)  # section strains (v, u), warm-started along the rod
     x[2] = 1.0
@@ -78,15 +93,21 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
     # Tendon paths at the current stage: body-frame r and r' (n_t, 6); straight: r' = 0.
     routed = tendon.shape[1] > 4
     Rt = np.zeros((n_t, 6))
+    # |r_i|^3 [m^3] of every tendon's path at the current stage (the section's error bound).
+    Rn3 = np.empty(n_t)
     for i in range(n_t):
         for a in range(3):
             Rt[i, a] = tendon[i, a]
+        Rn3[i] = (Rt[i, 0] ** 2 + Rt[i, 1] ** 2 + Rt[i, 2] ** 2) ** 1.5
     b = np.zeros(6)
     # The Kirchhoff section Jacobian's inverse (moment block) of the last loaded stage, its
     # body moment and segment (-1: no predictor for the next stage).
     l00 = l01 = l02 = l10 = l11 = l12 = l20 = l21 = l22 = 0.0
     pmb0 = pmb1 = pmb2 = 0.0
     pred_seg = -1
+    # The lengths' sensitivities and the tension directions, which also need the unit tendon
+    # tangents, come together (see above).
+    len_dirs = n_dir > tdir0
     n_steps = step_seg.shape[0]
     if k1 < 0:
         k1 = n_steps
@@ -127,6 +148,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                 s = sb
             if routed:
                 _route_fill(tendon, node_s, kk, s, Rt)
+                for i in range(n_t):
+                    Rn3[i] = (Rt[i, 0] ** 2 + Rt[i, 1] ** 2 + Rt[i, 2] ** 2) ** 1.5
             # ---- total distal force N(s) and body-frame section loads
             N0 = Ne0 + q0 * (sb - s)
             N1 = Ne1 + q1 * (sb - s)
@@ -190,7 +213,9 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         u1 += du1
                         u2 += du2
                 settled = False
+                kmin = min(min(kb0, kb1), kb2)
                 for _it in range(_SECTION_MAX_ITER):
+                    cb = 0.0  # sum_i tau_i |r_i|^3 / |w_i|^2 (`_SECTION_ETOL`)
                     g3 = kb0 * (u0 - us0) - mb0
                     g4 = kb1 * (u1 - us1) - mb1
                     g5 = kb2 * (u2 - us2) - mb2
@@ -212,12 +237,14 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                             w2 += Rt[i, 5]
                         nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
                         Wd[i, 3] = nw
-                        t0, t1, t2 = w0 / nw, w1 / nw, w2 / nw
+                        inw = 1.0 / nw
+                        t0, t1, t2 = w0 * inw, w1 * inw, w2 * inw
                         g3 += ti * (rr1 * t2 - rr2 * t1)
                         g4 += ti * (rr2 * t0 - rr0 * t2)
                         g5 += ti * (rr0 * t1 - rr1 * t0)
                         # The moment block -[r]x P [r]x of the 6x6 form below.
-                        c = ti / nw
+                        c = ti * inw
+                        cb += abs(ti) * Rn3[i] * inw * inw
                         p00 = c * (1.0 - t0 * t0)
                         p11 = c * (1.0 - t1 * t1)
                         p22 = c * (1.0 - t2 * t2)
@@ -289,6 +316,11 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     if dmax <= _SECTION_XTOL * xmax:
                         settled = True
                         break
+                    if alpha == 1.0:
+                        bb = b3 * b3 + b4 * b4 + b5 * b5
+                        if 3.0 * cb * bb <= _SECTION_ETOL * kmin * xmax:
+                            settled = True
+                            break
                 x[3], x[4], x[5] = u0, u1, u2
                 if not settled:
                     return False
@@ -525,7 +557,7 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                         w2 += Rt[i, 5]
                     nw = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
                     K[stage, 15 + i] = nw
-                    if n_dir > 0:  # the unit tangents serve the sensitivities only
+                    if len_dirs:  # the unit tangents serve those sensitivities only
                         T[i, 0] = w0 / nw
                         T[i, 1] = w1 / nw
                         T[i, 2] = w2 / nw
@@ -631,6 +663,8 @@ def _integrate(z, n_dir, geo, tau, ld, store, Y_out, X_out, k0=0, k1=-1, tdir0=3
                     if 0 <= fdir0 <= d < fdir0 + 3:
                         _cross_e_sub(K[stage], o + 12, wm0, wm1, wm2, d - fdir0)
                 # dl_i' = t_i . (dv + du x r_i)
+                if not len_dirs:
+                    continue
                 for i in range(n_t):
                     if tendon[i, 3] >= seg:
                         rr0, rr1, rr2 = Rt[i, 0], Rt[i, 1], Rt[i, 2]
@@ -878,6 +912,17 @@ def _residual_value(x, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, 
 _PREDICTED_FRACTION = 0.5
 #: `_newton` status of a predicted-converged iterate left to the caller to evaluate.
 _DEFERRED = 8
+#: counters[3] of continuation's intermediate steps (`_newton`): deferred as with any value
+#: != 0, and the first Newton step's iterate evaluated value-only, the Jacobian updated by
+#: Broyden's rank-one formula. The step after it then converges at r2 ~ r1^2 / r0 (measured
+#: r2 / (r1^2 / r0) 0.92-1.25 over 10-99 % of the bench's steps, max 1.86: `dev/
+#: continuation_steps.py`), which `_newton` predicts with that rule.
+_BROYDEN_DEFER = 2.0
+#: After Broyden's update a step is deferred when r1^2 / r0 < this times tol: 1/4, not
+#: `_PREDICTED_FRACTION`'s 1/2 (the bench's first 2000 items, docs/batch.md "Speed": at 1/2,
+#: 2 of 2388 deferred steps left residuals above tol, up to 2.4e-4 with tol 1e-4; at 1/4
+#: none of 2239, at most 4.5e-5 as with Newton's rule; at 1/8 the gain is gone).
+_BROYDEN_FRACTION = 0.25
 
 
 @njit(cache=True)
@@ -908,6 +953,13 @@ def _newton(
     With n more entries after those (n (n + 4) in all), a deferred iterate's step x - x_before
     (n,) is written there as well (`_deferred_tip` reads it).
 
+    counters[3] == `_BROYDEN_DEFER` (continuation's intermediate steps, which defer), on a
+    Kirchhoff rod: a full
+    first step's iterate is evaluated without sensitivities and, when it lowers the residual,
+    kept with Broyden's update of the Jacobian (J += r_1 s^T / s^T s); the next step is then
+    predicted to converge when r_1^2 / r_0 < `_BROYDEN_FRACTION` tol (linear, not quadratic),
+    and a deferred step's tip sensitivities are those of the last full evaluation.
+
     On return Y_out/X_out describe the final x. Status: 0 converged, 1 max_iter reached,
     2 line search stalled, 3 non-finite state, 8 (`_DEFERRED`) see above.
     Every Newton step is shortened to at most `max_step` in the scaled unknowns (M0 / m_scale,
@@ -935,9 +987,14 @@ def _newton(
     norm_prev = 0.0  # the residual before the last step (none yet)
     keep = counters.shape[0] >= _JACOBIAN_AT + n * (n + 3)
     ny = 15 + tau_fixed.shape[0]
+    # Kirchhoff rods only: their value-only evaluation costs ~0.7 of a full one (measured);
+    # a Cosserat rod's was not measured, and its sets took more iterations for no clear gain.
+    broyden = counters.shape[0] > 3 and counters[3] == _BROYDEN_DEFER and not geo[4]
+    fresh = True  # J (and z's sensitivities) from a full evaluation at x, not Broyden's
     for _ in range(max_iter):
         if keep:
-            _keep_jacobian(J, z, ny, counters)
+            # After Broyden's update z holds no sensitivities: J only, the tip's kept.
+            _keep_jacobian(J, z, ny if fresh else -1, counters)
         if norm <= tol:
             return 0
         step = np.linalg.solve(J, -r)
@@ -951,9 +1008,15 @@ def _newton(
         alpha_min = alpha / 64.0
         accepted = False
         norm_try = norm
-        # Quadratic convergence (r_k+1 ~ r_k^2 r_k / r_k-1^2) predicts a full step lands
-        # far below tol: evaluate it without sensitivities, the converged x needs none.
-        if alpha == 1.0 and norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2:
+        # Quadratic convergence (r_k+1 ~ r_k^2 r_k / r_k-1^2; after Broyden's update r_k+1 ~
+        # r_k^2 / r_k-1) predicts a full step lands far below tol: evaluate it without
+        # sensitivities, the converged x needs none.
+        predicted = (
+            norm * norm * norm < _PREDICTED_FRACTION * tol * norm_prev**2
+            if fresh
+            else norm * norm < _BROYDEN_FRACTION * tol * norm_prev
+        )
+        if alpha == 1.0 and predicted:
             for a in range(n):
                 x_try[a] = x[a] + step[a]
             if counters.shape[0] > 3 and counters[3] != 0.0:
@@ -979,6 +1042,32 @@ def _newton(
                         r[a] = r_try[a]
                     counters[2] = norm_try
                     return 0
+        if broyden and fresh and alpha == 1.0 and norm_prev == 0.0:
+            # The first step's iterate without sensitivities, J by Broyden's update (J s = -r).
+            for a in range(n):
+                x_try[a] = x[a] + step[a]
+            ok = _residual_value(
+                x_try, length_mode, tau_fixed, base, geo, ld, bc, store, Y_out, X_out, z, r_try
+            )
+            counters[1] += 1
+            if ok:
+                norm_try = np.max(np.abs(r_try))
+                if norm_try < norm:
+                    counters[0] += 1
+                    ss = 0.0
+                    for a in range(n):
+                        ss += step[a] * step[a]
+                    for a in range(n):
+                        x[a] = x_try[a]
+                        for c in range(n):
+                            J[a, c] += r_try[a] * step[c] / ss
+                        r[a] = r_try[a]
+                    norm_prev = norm
+                    norm = norm_try
+                    counters[2] = norm
+                    fresh = False
+                    continue
+            alpha *= 0.5  # the full step, just evaluated, did not lower the residual
         norm_prev = norm
         while alpha >= alpha_min:
             for a in range(n):
@@ -1018,8 +1107,9 @@ def _newton(
                 J[a, c] = J_try[a, c]
         norm = norm_try
         counters[2] = norm
+        fresh = True
     if keep:
-        _keep_jacobian(J, z, ny, counters)
+        _keep_jacobian(J, z, ny if fresh else -1, counters)
     return 0 if norm <= tol else 1
 
 
@@ -1048,12 +1138,15 @@ def _deferred_tip(Y, counters, n, tip_out):
 @njit(cache=True)
 def _keep_jacobian(J, z, ny, counters):
     """Copy the residual's Jacobian J (n, n) and the tip's sensitivities d p(L) / dx (3, n)
-    from the augmented state z of the same evaluation into counters from `_JACOBIAN_AT` on."""
+    from the augmented state z of the same evaluation into counters from `_JACOBIAN_AT` on;
+    ny < 0: J only (the tip's sensitivities kept from before)."""
     n = J.shape[0]
     o = _JACOBIAN_AT
     for a in range(n):
         for d in range(n):
             counters[o + a * n + d] = J[a, d]
+    if ny < 0:
+        return
     o += n * n
     for a in range(3):
         for d in range(n):
