@@ -25,6 +25,12 @@ from pathlib import Path
 CLI = "import sys; from softrod.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
+def _script(path: Path, *args: object) -> str:
+    """Run a Python script with this interpreter; its stdout (a failure shows as no lines)."""
+    cmd = [sys.executable, str(path), *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", type=Path)
@@ -73,41 +79,19 @@ def main() -> None:
         (args.out / f"{r['name']}_summary.json").write_text(json.dumps(summary, indent=2))
         print(f"ppo_parallel.{r['name']}.transitions: {summary['transitions']}", flush=True)
         print(f"ppo_parallel.{r['name']}.transitions_per_s: {summary['transitions_per_s']:.0f}")
-        curve = subprocess.run(
-            [
-                sys.executable,
-                str(here / "ppo_curve.py"),
-                str(run),
-                "--workers",
-                "4",
-                "-o",
-                str(args.out / f"{r['name']}_curve.json"),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        curve = _script(
+            here / "ppo_curve.py", run, "--workers", 4, "-o", args.out / f"{r['name']}_curve.json"
         )
-        print(curve.stdout.replace("ppo_curve.", f"ppo_parallel.{r['name']}.curve."), flush=True)
+        print(curve.replace("ppo_curve.", f"ppo_parallel.{r['name']}.curve."), flush=True)
     recipes: dict[str, list[str]] = {}
     for r in done:
         recipes.setdefault(r.get("recipe", r["name"]), []).append(str(work / r["name"]))
     spread = here.parent / "examples" / "learning" / "seed_spread.py"
     for recipe, paths in recipes.items():
-        sel = subprocess.run(
-            [
-                sys.executable,
-                str(spread),
-                args.env,
-                "--runs",
-                *paths,
-                "-o",
-                str(args.out / f"{recipe}_seed_spread.json"),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
+        sel = _script(
+            spread, args.env, "--runs", *paths, "-o", args.out / f"{recipe}_seed_spread.json"
         )
-        lines = [ln for ln in sel.stdout.splitlines() if "test" in ln or ln.startswith("|")]
+        lines = [ln for ln in sel.splitlines() if "test" in ln or ln.startswith("|")]
         for ln in lines:
             print(f"ppo_parallel.{recipe}.selection: {ln}", flush=True)
 
