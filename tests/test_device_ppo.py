@@ -120,6 +120,9 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
         "policy.pt"
     ]
     assert spread._run_settings(tmp_path, summary) == ({"episode_steps": 6}, 0, 32)
+    # Its JSON holds no NaN token at any depth (tasks without a distance).
+    nested = {"a": [float("nan"), (1.0, float("inf"))], "b": {"c": float("nan")}}
+    assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
     with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):
         train_ppo(
             _config(env_id="ReachObstacle-v0", num_envs=1, direct_solve=True, env_kwargs={}),

@@ -95,6 +95,17 @@ def _score(res, select: str, key: str | None, goal: str) -> tuple[float, float]:
     return -float(np.mean(res.success)), -float(np.mean(res.returns))
 
 
+def _nulls(value):
+    """`value` with every non-finite float, at any depth of dicts, lists and tuples, as None."""
+    if isinstance(value, dict):
+        return {k: _nulls(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nulls(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("env")
@@ -210,8 +221,9 @@ def main() -> None:
             "metric_mean_over_seeds": float(met.mean()),
             "metric_std_over_seeds": float(met.std()),
         }
-    # Tasks without a distance give NaN means: JSON null, not the non-standard NaN token.
-    out = {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in out.items()}
+    # Tasks without a distance give NaN means and per-episode NaNs: JSON null, not the
+    # non-standard NaN token, at every depth.
+    out = _nulls(out)
     args.out.write_text(json.dumps(out, indent=2, allow_nan=False) + "\n")
     cells = " | ".join(
         f"{1e3 * d:.1f} mm, {100 * s:.0f} %" for d, s in zip(dist, succ, strict=True)
