@@ -42,10 +42,9 @@ def bench_batched_env(
     world), `overflow` (1 when a world ran out of contact or constraint capacity in any step,
     warm-up included) and `overflow_world_steps` (how many world-steps did; `step_random`
     does not reset them, so a world can count in several steps)."""
-    from softrod.envs import make_batched
-    from softrod.envs._batched import _import_warp
+    from softrod.envs import import_warp, make_batched
 
-    wp, _ = _import_warp()  # quiet Warp before it initializes (stdout: `case.metric` lines)
+    wp, _ = import_warp()  # quiet Warp before it initializes (stdout: `case.metric` lines)
     dev = wp.get_device(device)
     # Warp's memory pool (CUDA): what this env allocates, not what the pool keeps from before.
     pooled = dev.is_cuda and wp.is_mempool_enabled(dev)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         UNBATCHED_ENV_IDS,
         BatchedEnv,
         compare_with_cpu,
+        import_warp,
         make_batched,
     )
     from softrod.envs.batched_reach import BatchedReach
@@ -47,6 +48,7 @@ __all__ = [
     "BatchedEnv",
     "BatchedReach",
     "compare_with_cpu",
+    "import_warp",
     "make_batched",
 ]
 
@@ -79,6 +81,7 @@ _BATCHED_NAMES = (
     "BatchedEnv",
     "BatchedReach",
     "compare_with_cpu",
+    "import_warp",
     "make_batched",
 )
 

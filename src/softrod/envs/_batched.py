@@ -74,7 +74,9 @@ UNBATCHED_ENV_IDS = {
 }
 
 
-def _import_warp() -> tuple[Any, Any]:
+def import_warp() -> tuple[Any, Any]:
+    """Warp and MuJoCo Warp (`wp`, `mjw`), Warp's log quieted to warnings before it
+    initializes; ImportError naming the `softrod[warp]` extra when either is missing."""
     try:
         import warp as wp
 
@@ -185,7 +187,7 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
 
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        wp, mjw = _import_warp()
+        wp, mjw = import_warp()
         import torch
 
         self._wp, self._mjw, self._torch = wp, mjw, torch

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from softrod.envs._batched import BatchedEnv, _import_warp
+from softrod.envs._batched import BatchedEnv, import_warp
 from softrod.envs.reach_v0 import ReachEnv
 
 __all__ = ["BatchedReach", "bench_batched_reach", "compare_with_reach_v0", "cross_check_seeds"]
@@ -187,7 +187,7 @@ def bench_batched_reach(
     and graph capture), `mean_distance_m` (after the last step, a sanity check) and `overflow`
     (1 when a world ran out of contact capacity).
     """
-    wp = _import_warp()[0]
+    wp = import_warp()[0]
     t0 = time.perf_counter()
     env = BatchedReach(n_worlds, device=device)
     rng = np.random.default_rng(seed)
