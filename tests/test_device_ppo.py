@@ -6,6 +6,8 @@ updates) unless SOFTROD_WARP_DEVICE names another.
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -108,8 +110,6 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     for row in rows:
         _finite_policy_file(tmp_path / row["file"])
     # examples/learning/seed_spread.py chooses among the snapshots and the final policy.
-    import importlib.util
-
     path = Path(__file__).parents[1] / "examples" / "learning" / "seed_spread.py"
     spec = importlib.util.spec_from_file_location("seed_spread", path)
     assert spec is not None and spec.loader is not None
@@ -123,12 +123,22 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     # Its JSON holds no NaN token at any depth (tasks without a distance).
     nested = {"a": [float("nan"), (1.0, float("inf"))], "b": {"c": float("nan")}}
     assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
+    # The JSON written after each seed: partial until every run is in, NaN distances as null.
+    seeds = [{"test": {"final_distance_mean": d, "success_rate": r}} for d, r in [(0.02, 0.5)]]
+    args = argparse.Namespace(select="distance", metric=None)
+    part = spread._spread("softrod/Reach-v0", args, seeds, 2)
+    assert part["complete"] is False and part["final_distance_mean_over_seeds"] == 0.02
+    seeds.append({"test": {"final_distance_mean": None, "success_rate": 1.0}})
+    full = spread._spread("softrod/Reach-v0", args, seeds, 2)
+    assert full["complete"] is True and full["final_distance_mean_over_seeds"] is None
+    assert full["success_rate_mean_over_seeds"] == 0.75
     with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):
         train_ppo(
             _config(env_id="ReachObstacle-v0", num_envs=1, direct_solve=True, env_kwargs={}),
             tmp_path / "obstacle",
             log=print,
         )
+    assert not (tmp_path / "obstacle").exists()
 
 
 def _finite_policy_file(path: Path) -> None:

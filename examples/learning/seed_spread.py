@@ -106,6 +106,43 @@ def _nulls(value):
     return value
 
 
+def _test_means(per_seed: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Each seed's test mean final distance [m] (NaN where the task has none) and success rate."""
+    dist = [p["test"]["final_distance_mean"] for p in per_seed]
+    dist = np.array([np.nan if d is None else d for d in dist], dtype=float)
+    return dist, np.array([p["test"]["success_rate"] for p in per_seed], dtype=float)
+
+
+def _spread(env_id: str, args: argparse.Namespace, per_seed: list[dict], runs: int) -> dict:
+    """The JSON written after each seed: the seeds so far and their mean +- population std
+    (`complete` is False until every run of `--runs` is in)."""
+    dist, succ = _test_means(per_seed)
+    out = {
+        "env_id": env_id,
+        "selection": (
+            f"per seed: {args.select} over {VALIDATION_EPISODES} validation episodes (reset seeds "
+            f"{VALIDATION_SEED}-{VALIDATION_SEED + VALIDATION_EPISODES - 1}); test: "
+            f"{TEST_EPISODES} episodes (reset seeds {TEST_SEED}-{TEST_SEED + TEST_EPISODES - 1})"
+        ),
+        "complete": len(per_seed) == runs,
+        "seeds": per_seed,
+        "final_distance_mean_over_seeds": float(dist.mean()),
+        "final_distance_std_over_seeds": float(dist.std()),
+        "success_rate_mean_over_seeds": float(succ.mean()),
+        "success_rate_std_over_seeds": float(succ.std()),
+    }
+    if args.metric:
+        met = np.array([p["test"]["metric_mean"] for p in per_seed])
+        out |= {
+            "metric": args.metric,
+            "metric_mean_over_seeds": float(met.mean()),
+            "metric_std_over_seeds": float(met.std()),
+        }
+    # Tasks without a distance give NaN means and per-episode NaNs: JSON null, not the
+    # non-standard NaN token, at every depth.
+    return _nulls(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("env")
@@ -193,38 +230,11 @@ def main() -> None:
             + (f", {args.metric} {t['metric_mean']:.4g}" if args.metric else ""),
             flush=True,
         )
+        # Written after every seed, so a later failure loses none of the evaluations done.
+        out = _spread(env_id, args, per_seed, len(args.runs))
+        args.out.write_text(json.dumps(out, indent=2, allow_nan=False) + "\n")
 
-    dist = np.array(
-        [
-            np.nan if p["test"]["final_distance_mean"] is None else p["test"]["final_distance_mean"]
-            for p in per_seed
-        ]
-    )
-    succ = np.array([p["test"]["success_rate"] for p in per_seed])
-    out = {
-        "env_id": env_id,
-        "selection": (
-            f"per seed: {args.select} over {VALIDATION_EPISODES} validation episodes (reset seeds "
-            f"{VALIDATION_SEED}-{VALIDATION_SEED + VALIDATION_EPISODES - 1}); test: "
-            f"{TEST_EPISODES} episodes (reset seeds {TEST_SEED}-{TEST_SEED + TEST_EPISODES - 1})"
-        ),
-        "seeds": per_seed,
-        "final_distance_mean_over_seeds": float(dist.mean()),
-        "final_distance_std_over_seeds": float(dist.std()),
-        "success_rate_mean_over_seeds": float(succ.mean()),
-        "success_rate_std_over_seeds": float(succ.std()),
-    }
-    if args.metric:
-        met = np.array([p["test"]["metric_mean"] for p in per_seed])
-        out |= {
-            "metric": args.metric,
-            "metric_mean_over_seeds": float(met.mean()),
-            "metric_std_over_seeds": float(met.std()),
-        }
-    # Tasks without a distance give NaN means and per-episode NaNs: JSON null, not the
-    # non-standard NaN token, at every depth.
-    out = _nulls(out)
-    args.out.write_text(json.dumps(out, indent=2, allow_nan=False) + "\n")
+    dist, succ = _test_means(per_seed)
     cells = " | ".join(
         f"{1e3 * d:.1f} mm, {100 * s:.0f} %" for d, s in zip(dist, succ, strict=True)
     )

@@ -228,7 +228,6 @@ def train_ppo(
     run = Path(run_dir)
     ckpt_path = run / CHECKPOINT_FILE
     state = _read_checkpoint(ckpt_path, config) if resume else None
-    run.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     env = make_batched(
         config.env_id,
@@ -243,6 +242,8 @@ def train_ppo(
             f"direct_solve: {config.env_id} has contacts or constraints (MuJoCo Warp's direct "
             "solve is for constraint-free models only); train without it"
         )
+    # Made only once the worlds are accepted: a refused run leaves no empty run directory.
+    run.mkdir(parents=True, exist_ok=True)
     dev = env.torch_device
     obs_space, act_space = env.single_observation_space, env.single_action_space
     models = _models(obs_space, act_space, dev, config.hidden, config.init_log_std)
