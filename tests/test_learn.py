@@ -144,16 +144,23 @@ def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture
     summary = json.loads(capsys.readouterr().out)
     assert summary["env_id"] == "softrod/PlanarReach-v0" and summary["episodes"] == 2
 
+    run = tmp_path / "refused"
     for argv, needle in [
         (["train", "Nope-v0", "--steps", "10"], "unknown environment"),
         (["train", "Reach-v0", "--algo", "dqn"], "--algo"),
         (["train", "Reach-v0", "--env-kwargs", "[1]"], "--env-kwargs"),
         (["eval", str(tmp_path / "missing")], "no policy"),
         (["bench", "envs", "--steps", "2"], "--steps"),
+        # An unknown kwarg or a value of the wrong type: one line, and no run directory made.
+        (["train", "Reach-v0", "--env-kwargs", '{"foo": 1}', "-o", str(run)], "'foo'"),
+        (["train", "Reach-v0", "--env-kwargs", '{"error_gain": "x"}', "-o", str(run)], "'str'"),
+        (["train", "Reach-v0", "--steps", "-5", "-o", str(run)], "steps must be >= 1, got -5"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert needle in err and err.count("\n") == 1, err
+        assert "validation error" not in err and "errors.pydantic.dev" not in err, err
+    assert not run.exists()
 
 
 def test_bench_envs_reports_every_metric(capsys: pytest.CaptureFixture) -> None:

@@ -43,11 +43,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"softrod: error: {exc.format_message()}", file=sys.stderr)
         return 2
     except (CliError, ValueError, FileNotFoundError) as exc:
-        msg = " ".join(str(exc).split())
+        msg = _one_line(exc)
         print(f"softrod: error: {msg}", file=sys.stderr)
         return 2
     # Without standalone mode a command's `typer.Exit(code)` comes back as the return value.
     return rv if isinstance(rv, int) else 0
+
+
+def _one_line(exc: Exception) -> str:
+    """The error as one line; a config's validation error (pydantic, a ValueError) as its
+    messages with their fields, without pydantic's input dump and documentation link."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and type(exc).__name__ == "ValidationError":
+        parts = []
+        for err in errors():
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            # A field's own check names the field; its value is shown where the message lacks it.
+            got = f" (got {err['input']!r})" if loc and "input" in err else ""
+            parts.append(f"{loc}: {msg}{got}" if loc else msg)
+        return " ".join("; ".join(parts).split())
+    return " ".join(str(exc).split())
 
 
 def _entry() -> None:

@@ -55,6 +55,24 @@ def _env_kwargs(text: str | None) -> dict[str, Any]:
     return value
 
 
+def _check_env_kwargs(env_id: str, kwargs: dict[str, Any]) -> None:
+    """Build the environment once with `kwargs` so that an unknown name or a value of the wrong
+    type is one error naming them, before a run directory is made or a policy is loaded."""
+    if not kwargs:
+        return
+    import gymnasium as gym
+
+    import softrod.envs  # noqa: F401  (registers the environments)
+
+    try:
+        gym.make(env_id, **kwargs).close()
+    except (TypeError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        # Gymnasium appends the env id and kwargs, which the message names already.
+        first = first.split(" was raised from the environment creator")[0]
+        raise CliError(f"--env-kwargs {json.dumps(kwargs)} for {env_id}: {first}") from None
+
+
 def _prepare_run_dir(run: Path, *, overwrite: bool, resume: Path | None) -> None:
     """Refuse to train into a run directory that holds files (old checkpoints would mix with
     the new run's) unless `--overwrite`, which deletes it first; a run continued from its own
@@ -151,6 +169,8 @@ def train_cmd(
     if algo.lower() not in ("sac", "ppo"):
         raise CliError(f"--algo must be sac or ppo, got {algo!r}")
     env_id = resolve_env_id(env)
+    # The CPU env takes the same kwargs (PPO evaluates on it): checked before anything is made.
+    _check_env_kwargs(env_id, _env_kwargs(env_kwargs))
     if algo.lower() == "ppo":
         _train_ppo(
             env_id,
@@ -412,6 +432,7 @@ def eval_cmd(
     env_id = resolve_env_id(env) if env is not None else str(run_env)
     if env_kwargs is not None:
         kwargs = _env_kwargs(env_kwargs)
+        _check_env_kwargs(env_id, kwargs)
     res = evaluate(pol, env_id, episodes=episodes, seed=seed, env_kwargs=kwargs)
     if out is not None:
         res.to_json(out)
