@@ -132,6 +132,16 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     full = spread._spread("softrod/Reach-v0", args, seeds, 2)
     assert full["complete"] is True and full["final_distance_mean_over_seeds"] is None
     assert full["success_rate_mean_over_seeds"] == 0.75
+    # --reuse keeps an earlier output's seeds for the same task and selection rule only.
+    seeds[0]["run"], seeds[1]["run"] = "runs/a", "runs/b"
+    (tmp_path / "spread.json").write_text(json.dumps(full))
+    assert set(spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", args)) == {
+        "runs/a",
+        "runs/b",
+    }
+    other = argparse.Namespace(select="success", metric=None)
+    assert spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", other) == {}
+    assert spread._reusable(tmp_path / "spread.json", "softrod/PlanarReach-v0", args) == {}
     with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):
         train_ppo(
             _config(env_id="ReachObstacle-v0", num_envs=1, direct_solve=True, env_kwargs={}),

@@ -124,6 +124,7 @@ def _spread(env_id: str, args: argparse.Namespace, per_seed: list[dict], runs: i
             f"{VALIDATION_SEED}-{VALIDATION_SEED + VALIDATION_EPISODES - 1}); test: "
             f"{TEST_EPISODES} episodes (reset seeds {TEST_SEED}-{TEST_SEED + TEST_EPISODES - 1})"
         ),
+        "select": args.select,
         "complete": len(per_seed) == runs,
         "seeds": per_seed,
         "final_distance_mean_over_seeds": float(dist.mean()),
@@ -143,6 +144,19 @@ def _spread(env_id: str, args: argparse.Namespace, per_seed: list[dict], runs: i
     return _nulls(out)
 
 
+def _reusable(out: Path, env_id: str, args: argparse.Namespace) -> dict[str, dict]:
+    """The seeds of an earlier output for the same task, selection rule and metric, by run."""
+    if not out.is_file():
+        return {}
+    old = json.loads(out.read_text())
+    same = (
+        old.get("env_id") == env_id
+        and old.get("select", args.select) == args.select
+        and old.get("metric") == args.metric
+    )
+    return {p["run"]: p for p in old.get("seeds", [])} if same else {}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("env")
@@ -151,13 +165,24 @@ def main() -> None:
     ap.add_argument("--metric", help="A numeric key of the task's last-step info to report.")
     ap.add_argument("--goal", choices=("min", "max"), default="min", help="For --select metric.")
     ap.add_argument("-o", "--out", type=Path, required=True, help="JSON with every number.")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="Keep the seeds an earlier -o OUT already holds for the same runs and selection "
+        "(e.g. runs evaluated as each finished) instead of evaluating them again.",
+    )
     args = ap.parse_args()
     if args.select == "metric" and args.metric is None:
         ap.error("--select metric needs --metric KEY")
 
     env_id = f"softrod/{args.env.removeprefix('softrod/')}"
+    done = _reusable(args.out, env_id, args) if args.reuse else {}
     per_seed = []
     for run in args.runs:
+        if str(run) in done:
+            per_seed.append(done[str(run)])
+            print(f"{run.name}: reused from {args.out}", flush=True)
+            continue
         summary = json.loads((run / "summary.json").read_text())
         kwargs, train_seed, steps = _run_settings(run, summary)
         # Validation of every candidate, then the test of the selected one only.
