@@ -124,16 +124,15 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     nested = {"a": [float("nan"), (1.0, float("inf"))], "b": {"c": float("nan")}}
     assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
     # The JSON written after each seed: partial until every run is in, NaN distances as null.
-    seeds = [{"test": {"final_distance_mean": d, "success_rate": r}} for d, r in [(0.02, 0.5)]]
+    seeds = [{"run": "runs/a", "test": {"final_distance_mean": 0.02, "success_rate": 0.5}}]
     args = argparse.Namespace(select="distance", metric=None)
     part = spread._spread("softrod/Reach-v0", args, seeds, 2)
     assert part["complete"] is False and part["final_distance_mean_over_seeds"] == 0.02
-    seeds.append({"test": {"final_distance_mean": None, "success_rate": 1.0}})
+    seeds.append({"run": "runs/b", "test": {"final_distance_mean": None, "success_rate": 1.0}})
     full = spread._spread("softrod/Reach-v0", args, seeds, 2)
     assert full["complete"] is True and full["final_distance_mean_over_seeds"] is None
     assert full["success_rate_mean_over_seeds"] == 0.75
     # --reuse keeps an earlier output's seeds for the same task and selection rule only.
-    seeds[0]["run"], seeds[1]["run"] = "runs/a", "runs/b"
     (tmp_path / "spread.json").write_text(json.dumps(full))
     assert set(spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", args)) == {
         "runs/a",
