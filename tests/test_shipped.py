@@ -100,7 +100,7 @@ def test_cli_eval_shipped_and_bad_name(capsys: pytest.CaptureFixture) -> None:
                 "--seed",
                 "10001",
                 "--env-kwargs",
-                "{}",
+                json.dumps(prov["env_kwargs"]),
                 "--json",
             ]
         )
@@ -111,6 +111,12 @@ def test_cli_eval_shipped_and_bad_name(capsys: pytest.CaptureFixture) -> None:
     assert summary["final_distance_mean"] == pytest.approx(
         prov["test"]["final_distance"][1], abs=DISTANCE_TOL
     )
+    # Kwargs that change the observation (the shipped Reach policy reads the fine-error input):
+    # one line that says so, exit code 2.
+    assert prov["env_kwargs"].get("error_gain", 0) > 0
+    assert main(["eval", "shipped:Reach-v0", "--episodes", "1", "--env-kwargs", "{}"]) == 2
+    err = capsys.readouterr().err
+    assert "trained with other env kwargs" in err and err.count("\n") == 1, err
     # An unknown name: one line listing what is shipped, exit code 2.
     assert main(["eval", "shipped:Nope-v0", "--json"]) == 2
     err = capsys.readouterr().err

@@ -63,6 +63,15 @@ def _wall_of_checkpoint(run: Path, checkpoint: Path) -> float:
     return checkpoint.stat().st_mtime - (run / "config.yaml").stat().st_mtime
 
 
+def _non_defaults(cfg) -> str:
+    """The SAC settings of `cfg` that differ from Table 6's defaults, as ", name value" text."""
+    from softrod.learn import SACConfig
+
+    base = SACConfig(env_id=cfg.env_id)
+    keys = ("batch_size", "buffer_size", "learning_rate", "learning_starts", "target_entropy")
+    return "".join(f", {k} {getattr(cfg, k)}" for k in keys if getattr(cfg, k) != getattr(base, k))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("env")
@@ -118,7 +127,9 @@ def main() -> None:
         source = next(c for c in args.candidates if c.name == best["file"])
         export_sac_actor(source, out / "policy.npz", env_id, kwargs)
         provenance |= {
-            "algorithm": "SAC (Stable-Baselines3, Table 6 defaults); shipped: the actor only",
+            "algorithm": "SAC (Stable-Baselines3, Table 6 defaults"
+            + _non_defaults(cfg)
+            + "); shipped: the actor only",
             "policy_file": "policy.npz",
             "env_kwargs": kwargs,
             "steps": best["steps"],

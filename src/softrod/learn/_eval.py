@@ -107,8 +107,10 @@ def evaluate(
                 policy.reset()
             act = policy.act if hasattr(policy, "act") else policy
             ret, n, done = 0.0, 0, False
+            if i == 0:
+                action = _first_action(act, obs, env_id, env_kwargs)
             while not done:
-                obs, r, term, trunc, info = env.step(act(obs))
+                obs, r, term, trunc, info = env.step(action if n == 0 and i == 0 else act(obs))
                 ret += float(r)
                 n += 1
                 done = term or trunc
@@ -133,6 +135,19 @@ def evaluate(
         np.array(lens),
         final_info=final_info,
     )
+
+
+def _first_action(act: Callable, obs: Any, env_id: str, env_kwargs: dict | None) -> Any:
+    """The policy's first action; a policy made for other observations (an environment built
+    with other kwargs, or another task) fails here with one error that says so."""
+    try:
+        return act(obs)
+    except (ValueError, RuntimeError) as exc:
+        shape = getattr(obs, "shape", None)
+        raise ValueError(
+            f"the policy cannot act on {env_id}'s observations of shape {shape} "
+            f"(env_kwargs {env_kwargs or {}}); was it trained with other env kwargs? ({exc})"
+        ) from exc
 
 
 def _numeric_scalars(info: dict[str, Any]) -> dict[str, float]:
