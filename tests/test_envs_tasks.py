@@ -150,3 +150,26 @@ def test_in_hand_rotation_counts_only_an_upright_held_cube() -> None:
     mujoco.mj_forward(env.model, env.data)
     _, _, _, _, info = env.step(np.zeros(8))
     assert info["tilt"] > math.radians(20) and info["rotation"] == 0.0 and not info["success"]
+
+
+def test_in_hand_tilt_weight_is_opt_in_shaping() -> None:
+    """`tilt_weight` adds -w x tilt to the reward and nothing else: the default reward terms are
+    unchanged, and a tipped cube costs w x its tilt per step; a bad weight is one ValueError."""
+    import mujoco
+
+    from softrod.rods.so3 import quat_from_axis_angle
+
+    plain, shaped = InHandRotateEnv(), InHandRotateEnv(tilt_weight=2.0)
+    for env in (plain, shaped):
+        env.reset(seed=3)
+        qadr = env.model.jnt_qposadr[env.model.joint("cube_free").id]
+        env.data.qpos[qadr + 3 : qadr + 7] = quat_from_axis_angle([1, 0, 0], math.radians(45))
+        mujoco.mj_forward(env.model, env.data)
+    _, r0, _, _, i0 = plain.step(np.zeros(8))
+    _, r1, _, _, i1 = shaped.step(np.zeros(8))
+    assert "tilt" not in i0["reward_terms"]
+    assert i1["reward_terms"]["tilt"] == pytest.approx(-2.0 * i1["tilt"])
+    assert i1["tilt"] == pytest.approx(i0["tilt"]) and i1["tilt"] > math.radians(20)
+    assert r1 - r0 == pytest.approx(-2.0 * i1["tilt"])
+    with pytest.raises(ValueError, match="tilt_weight"):
+        InHandRotateEnv(tilt_weight=-1.0)

@@ -94,9 +94,11 @@ class InHandRotateEnv(MujocoEnv):
 
     Reward terms: `rotation` = 10 x the cube's yaw change this step [rad] (counter-clockwise
     positive, counted only while the cube is upright), `center` = -5 x horizontal offset of the
-    cube [m], `drop` = -10 when the cube leaves the palm. `info`: `success` (upright, on the palm
-    and turned by >= 90 deg about the palm normal while upright), `rotation` [rad], `tilt` [rad]
-    (the cube's z axis from the palm normal), `offset` [m], `dropped`.
+    cube [m], `drop` = -10 when the cube leaves the palm, and with `tilt_weight` > 0 (opt-in,
+    default 0: the task's reward unchanged) `tilt` = -tilt_weight x the cube's tilt [rad].
+    `info`: `success` (upright, on the palm and turned by >= 90 deg about the palm normal while
+    upright), `rotation` [rad], `tilt` [rad] (the cube's z axis from the palm normal), `offset`
+    [m], `dropped`.
     """
 
     control_period = 0.05
@@ -112,9 +114,13 @@ class InHandRotateEnv(MujocoEnv):
         friction: float = 0.8,
         width: int = 320,
         height: int = 240,
+        tilt_weight: float = 0.0,
     ) -> None:
         if not kappa_max > 0 or not friction > 0:
             raise ValueError(f"kappa_max and friction must be > 0, got {kappa_max}, {friction}")
+        if not (math.isfinite(tilt_weight) and tilt_weight >= 0):
+            raise ValueError(f"tilt_weight must be finite and >= 0, got {tilt_weight}")
+        self.tilt_weight = float(tilt_weight)
         self.finger = shipped_robot("somo_finger")
         self.friction = float(friction)
         bb = self.finger.segment_backbone(0)
@@ -256,6 +262,10 @@ class InHandRotateEnv(MujocoEnv):
             "center": -5.0 * offset,
             "drop": -10.0 if dropped else 0.0,
         }
+        # Opt-in shaping: the rotation reward pays speed, and a cube rolled onto a side face
+        # (most failures of trained policies) costs only the rotation it no longer earns.
+        if self.tilt_weight > 0:
+            terms["tilt"] = -self.tilt_weight * tilt
         info = {
             "success": bool(self.rotation >= SUCCESS_ROTATION and upright and not dropped),
             "rotation": self.rotation,
