@@ -107,13 +107,14 @@ def evaluate(
                 policy.reset()
             act = policy.act if hasattr(policy, "act") else policy
             ret, n, done = 0.0, 0, False
-            if i == 0:
-                action = _first_action(act, obs, env_id, env_kwargs)
+            action = _first_action(act, obs, env_id, env_kwargs) if i == 0 else act(obs)
             while not done:
-                obs, r, term, trunc, info = env.step(action if n == 0 and i == 0 else act(obs))
+                obs, r, term, trunc, info = env.step(action)
                 ret += float(r)
                 n += 1
                 done = term or trunc
+                if not done:
+                    action = act(obs)
             dist.append(float(info.get("distance", np.nan)))
             succ.append(bool(info.get("success", False)))
             rets.append(ret)
