@@ -6,7 +6,6 @@ updates) unless SOFTROD_WARP_DEVICE names another.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -120,27 +119,6 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
         "policy.pt"
     ]
     assert spread._run_settings(tmp_path, summary) == ({"episode_steps": 6}, 0, 32)
-    # Its JSON holds no NaN token at any depth (tasks without a distance).
-    nested = {"a": [float("nan"), (1.0, float("inf"))], "b": {"c": float("nan")}}
-    assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
-    # The JSON written after each seed: partial until every run is in, NaN distances as null.
-    seeds = [{"run": "runs/a", "test": {"final_distance_mean": 0.02, "success_rate": 0.5}}]
-    args = argparse.Namespace(select="distance", metric=None)
-    part = spread._spread("softrod/Reach-v0", args, seeds, 2)
-    assert part["complete"] is False and part["final_distance_mean_over_seeds"] == 0.02
-    seeds.append({"run": "runs/b", "test": {"final_distance_mean": None, "success_rate": 1.0}})
-    full = spread._spread("softrod/Reach-v0", args, seeds, 2)
-    assert full["complete"] is True and full["final_distance_mean_over_seeds"] is None
-    assert full["success_rate_mean_over_seeds"] == 0.75
-    # --reuse keeps an earlier output's seeds for the same task and selection rule only.
-    (tmp_path / "spread.json").write_text(json.dumps(full))
-    assert set(spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", args)) == {
-        "runs/a",
-        "runs/b",
-    }
-    other = argparse.Namespace(select="success", metric=None)
-    assert spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", other) == {}
-    assert spread._reusable(tmp_path / "spread.json", "softrod/PlanarReach-v0", args) == {}
     with pytest.raises(ValueError, match="direct_solve: ReachObstacle-v0"):
         train_ppo(
             _config(env_id="ReachObstacle-v0", num_envs=1, direct_solve=True, env_kwargs={}),

@@ -1,0 +1,45 @@
+"""examples/learning/seed_spread.py's JSON: no NaN token, written after every seed, and
+`--reuse` (the selection among a PPO run's snapshots is tested in test_device_ppo.py, which needs
+the warp extra; these need none)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+PATH = Path(__file__).parents[1] / "examples" / "learning" / "seed_spread.py"
+
+
+def _spread_module():
+    spec = importlib.util.spec_from_file_location("seed_spread", PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_spread_json_partial_writes_and_reuse(tmp_path: Path) -> None:
+    spread = _spread_module()
+    # Its JSON holds no NaN token at any depth (tasks without a distance).
+    nested = {"a": [float("nan"), (1.0, float("inf"))], "b": {"c": float("nan")}}
+    assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
+    # The JSON written after each seed: partial until every run is in, NaN distances as null.
+    seeds = [{"run": "runs/a", "test": {"final_distance_mean": 0.02, "success_rate": 0.5}}]
+    args = argparse.Namespace(select="distance", metric=None)
+    part = spread._spread("softrod/Reach-v0", args, seeds, 2)
+    assert part["complete"] is False and part["final_distance_mean_over_seeds"] == 0.02
+    seeds.append({"run": "runs/b", "test": {"final_distance_mean": None, "success_rate": 1.0}})
+    full = spread._spread("softrod/Reach-v0", args, seeds, 2)
+    assert full["complete"] is True and full["final_distance_mean_over_seeds"] is None
+    assert full["success_rate_mean_over_seeds"] == 0.75
+    # --reuse keeps an earlier output's seeds for the same task and selection rule only.
+    (tmp_path / "spread.json").write_text(json.dumps(full))
+    assert set(spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", args)) == {
+        "runs/a",
+        "runs/b",
+    }
+    other = argparse.Namespace(select="success", metric=None)
+    assert spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", other) == {}
+    assert spread._reusable(tmp_path / "spread.json", "softrod/PlanarReach-v0", args) == {}
