@@ -27,7 +27,7 @@ def test_spread_json_partial_writes_and_reuse(tmp_path: Path) -> None:
     assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
     # The JSON written after each seed: partial until every run is in, NaN distances as null.
     seeds = [{"run": "runs/a", "test": {"final_distance_mean": 0.02, "success_rate": 0.5}}]
-    args = argparse.Namespace(select="distance", metric=None)
+    args = argparse.Namespace(select="distance", metric=None, goal="min")
     part = spread._spread("softrod/Reach-v0", args, seeds, 2)
     assert part["complete"] is False and part["final_distance_mean_over_seeds"] == 0.02
     seeds.append({"run": "runs/b", "test": {"final_distance_mean": None, "success_rate": 1.0}})
@@ -40,6 +40,14 @@ def test_spread_json_partial_writes_and_reuse(tmp_path: Path) -> None:
         "runs/a",
         "runs/b",
     }
-    other = argparse.Namespace(select="success", metric=None)
+    other = argparse.Namespace(select="success", metric=None, goal="min")
     assert spread._reusable(tmp_path / "spread.json", "softrod/Reach-v0", other) == {}
     assert spread._reusable(tmp_path / "spread.json", "softrod/PlanarReach-v0", args) == {}
+    # A metric selection is reused only with the same goal (min or max).
+    best_min = argparse.Namespace(select="metric", metric="progress", goal="min")
+    mseeds = [{"run": "runs/c", "test": {"final_distance_mean": None, "success_rate": 1.0}}]
+    mseeds[0]["test"]["metric_mean"] = 6.7
+    (tmp_path / "metric.json").write_text(json.dumps(spread._spread("e", best_min, mseeds, 1)))
+    assert set(spread._reusable(tmp_path / "metric.json", "e", best_min)) == {"runs/c"}
+    best_max = argparse.Namespace(select="metric", metric="progress", goal="max")
+    assert spread._reusable(tmp_path / "metric.json", "e", best_max) == {}

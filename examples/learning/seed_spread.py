@@ -125,6 +125,7 @@ def _spread(env_id: str, args: argparse.Namespace, per_seed: list[dict], runs: i
             f"{TEST_EPISODES} episodes (reset seeds {TEST_SEED}-{TEST_SEED + TEST_EPISODES - 1})"
         ),
         "select": args.select,
+        "goal": args.goal if args.select == "metric" else None,
         "complete": len(per_seed) == runs,
         "seeds": per_seed,
         "final_distance_mean_over_seeds": float(dist.mean()),
@@ -152,9 +153,78 @@ def _reusable(out: Path, env_id: str, args: argparse.Namespace) -> dict[str, dic
     same = (
         old.get("env_id") == env_id
         and old.get("select", args.select) == args.select
+        and old.get("goal") == (args.goal if args.select == "metric" else None)
         and old.get("metric") == args.metric
     )
     return {p["run"]: p for p in old.get("seeds", [])} if same else {}
+
+
+def _seed_result(run: Path, env_id: str, args: argparse.Namespace) -> dict:
+    """One run: every candidate on the validation episodes, the selected one on the test
+    episodes, and their numbers as the output JSON keeps them."""
+    summary = json.loads((run / "summary.json").read_text())
+    kwargs, train_seed, steps = _run_settings(run, summary)
+    # Validation of every candidate, then the test of the selected one only.
+    validation = []
+    for cand in _candidates(run):
+        res = evaluate(
+            _load(cand),
+            env_id,
+            episodes=VALIDATION_EPISODES,
+            seed=VALIDATION_SEED,
+            env_kwargs=kwargs,
+        )
+        validation.append(
+            {
+                "file": str(cand.relative_to(run)),
+                "success_rate": float(np.mean(res.success)),
+                "final_distance_mean": res.summary()["final_distance_mean"],
+                "return_mean": float(np.mean(res.returns)),
+                "metric_mean": _metric(res, args.metric),
+                "key": _score(res, args.select, args.metric, args.goal),
+            }
+        )
+        print(
+            f"{run.name} validation {cand.name}: success {validation[-1]['success_rate']:.2f}"
+            f", distance {1e3 * (validation[-1]['final_distance_mean'] or np.nan):.2f} mm"
+            + (f", {args.metric} {validation[-1]['metric_mean']:.4g}" if args.metric else ""),
+            flush=True,
+        )
+    best = min(validation, key=lambda v: v["key"])
+    t0 = time.perf_counter()
+    test = evaluate(
+        _load(run / best["file"]),
+        env_id,
+        episodes=TEST_EPISODES,
+        seed=TEST_SEED,
+        env_kwargs=kwargs,
+    )
+    return {
+        "run": str(run),
+        "train_seed": train_seed,
+        "steps": steps,
+        "wall_time_s": float(summary.get("wall_time_s", float("nan"))),
+        "env_kwargs": kwargs,
+        "validation": validation,
+        "selected": best["file"],
+        "test": {
+            **test.summary(),
+            "eval_wall_time_s": round(time.perf_counter() - t0, 1),
+            "final_distance": [round(float(d), 6) for d in test.final_distance],
+            "success": [bool(s) for s in test.success],
+            **(
+                {
+                    "metric": args.metric,
+                    "metric_mean": _metric(test, args.metric),
+                    "metric_per_episode": [
+                        round(float(v), 6) for v in test.final_info[args.metric]
+                    ],
+                }
+                if args.metric
+                else {}
+            ),
+        },
+    }
 
 
 def main() -> None:
@@ -182,80 +252,17 @@ def main() -> None:
         if str(run) in done:
             per_seed.append(done[str(run)])
             print(f"{run.name}: reused from {args.out}", flush=True)
-            continue
-        summary = json.loads((run / "summary.json").read_text())
-        kwargs, train_seed, steps = _run_settings(run, summary)
-        # Validation of every candidate, then the test of the selected one only.
-        validation = []
-        for cand in _candidates(run):
-            res = evaluate(
-                _load(cand),
-                env_id,
-                episodes=VALIDATION_EPISODES,
-                seed=VALIDATION_SEED,
-                env_kwargs=kwargs,
-            )
-            validation.append(
-                {
-                    "file": str(cand.relative_to(run)),
-                    "success_rate": float(np.mean(res.success)),
-                    "final_distance_mean": res.summary()["final_distance_mean"],
-                    "return_mean": float(np.mean(res.returns)),
-                    "metric_mean": _metric(res, args.metric),
-                    "key": _score(res, args.select, args.metric, args.goal),
-                }
-            )
+        else:
+            per_seed.append(_seed_result(run, env_id, args))
+            t = per_seed[-1]["test"]
             print(
-                f"{run.name} validation {cand.name}: success {validation[-1]['success_rate']:.2f}"
-                f", distance {1e3 * (validation[-1]['final_distance_mean'] or np.nan):.2f} mm"
-                + (f", {args.metric} {validation[-1]['metric_mean']:.4g}" if args.metric else ""),
+                f"{run.name} test ({per_seed[-1]['selected']}): success "
+                f"{100 * t['success_rate']:.0f} %, "
+                f"distance {1e3 * (t['final_distance_mean'] or np.nan):.2f} mm"
+                + (f", {args.metric} {t['metric_mean']:.4g}" if args.metric else ""),
                 flush=True,
             )
-        best = min(validation, key=lambda v: v["key"])
-        t0 = time.perf_counter()
-        test = evaluate(
-            _load(run / best["file"]),
-            env_id,
-            episodes=TEST_EPISODES,
-            seed=TEST_SEED,
-            env_kwargs=kwargs,
-        )
-        per_seed.append(
-            {
-                "run": str(run),
-                "train_seed": train_seed,
-                "steps": steps,
-                "wall_time_s": float(summary.get("wall_time_s", float("nan"))),
-                "env_kwargs": kwargs,
-                "validation": validation,
-                "selected": best["file"],
-                "test": {
-                    **test.summary(),
-                    "eval_wall_time_s": round(time.perf_counter() - t0, 1),
-                    "final_distance": [round(float(d), 6) for d in test.final_distance],
-                    "success": [bool(s) for s in test.success],
-                    **(
-                        {
-                            "metric": args.metric,
-                            "metric_mean": _metric(test, args.metric),
-                            "metric_per_episode": [
-                                round(float(v), 6) for v in test.final_info[args.metric]
-                            ],
-                        }
-                        if args.metric
-                        else {}
-                    ),
-                },
-            }
-        )
-        t = per_seed[-1]["test"]
-        print(
-            f"{run.name} test ({best['file']}): success {100 * t['success_rate']:.0f} %, "
-            f"distance {1e3 * (t['final_distance_mean'] or np.nan):.2f} mm"
-            + (f", {args.metric} {t['metric_mean']:.4g}" if args.metric else ""),
-            flush=True,
-        )
-        # Written after every seed, so a later failure loses none of the evaluations done.
+        # Written after every seed (reused ones too), so a later failure loses nothing done.
         out = _spread(env_id, args, per_seed, len(args.runs))
         args.out.write_text(json.dumps(out, indent=2, allow_nan=False) + "\n")
 
