@@ -173,3 +173,31 @@ def test_in_hand_tilt_weight_is_opt_in_shaping() -> None:
     assert r1 - r0 == pytest.approx(-2.0 * i1["tilt"])
     with pytest.raises(ValueError, match="tilt_weight"):
         InHandRotateEnv(tilt_weight=-1.0)
+
+
+#: Gait steps of the rotation-cap test (3 s: the gait turns the cube past 1 rad by then) and the
+#: cap [rad], below what the gait reaches so that the cap binds.
+CAP_STEPS = 60
+CAP_RAD = 0.5
+
+
+def test_in_hand_rotation_cap_pays_rotation_up_to_the_cap() -> None:
+    """`rotation_cap` changes only the `rotation` term: summed over an episode it pays 10 x
+    min(rotation, cap) (it telescopes), while the plain reward pays 10 x rotation; the motion is
+    the same; a cap <= 0 is one ValueError."""
+    plain, capped = InHandRotateEnv(), InHandRotateEnv(rotation_cap=CAP_RAD)
+    paid = {}
+    for name, env in (("plain", plain), ("capped", capped)):
+        env.reset(seed=1)
+        total = 0.0
+        for k in range(CAP_STEPS):
+            _, _, term, _, info = env.step(rotation_gait(k * env.dt))
+            total += info["reward_terms"]["rotation"]
+            assert not term
+        paid[name] = (total, info["rotation"])
+    (total_plain, rot_plain), (total_capped, rot_capped) = paid["plain"], paid["capped"]
+    assert rot_capped == rot_plain and rot_plain > 2 * CAP_RAD
+    assert total_plain == pytest.approx(10.0 * rot_plain)
+    assert total_capped == pytest.approx(10.0 * CAP_RAD)
+    with pytest.raises(ValueError, match="rotation_cap"):
+        InHandRotateEnv(rotation_cap=0.0)

@@ -116,6 +116,51 @@ def test_sac_max_minutes_stops_early_and_saves_a_loadable_model(tmp_path: Path) 
         train_sac(cfg, tmp_path / "bad", progress=False, max_minutes=0)
 
 
+#: Expert episodes put in the buffer by the prefill test (PushCube-v1 episodes are 120 steps).
+PREFILL_EPISODES = 2
+PUSH_EPISODE_STEPS = 120
+
+
+def test_sac_expert_prefill_stores_the_experts_episodes(tmp_path: Path) -> None:
+    """`expert_episodes` puts the scripted expert's whole episodes in the replay buffer before
+    training, as SB3 stores its own transitions: episode ends done and marked truncated (time
+    limit, bootstrapped), rewards summing to the expert's returns; training then appends."""
+    from stable_baselines3 import SAC
+
+    cfg = SACConfig(
+        env_id="softrod/PushCube-v1",
+        steps=30,
+        learning_starts=10,
+        expert_episodes=PREFILL_EPISODES,
+        buffer_size=1000,
+        seed=4,
+    )
+    res = train_sac(cfg, tmp_path / "run", progress=False)
+    stats = json.loads((res.run_dir / "expert_prefill.json").read_text())
+    n = PREFILL_EPISODES * PUSH_EPISODE_STEPS
+    assert stats["episodes"] == PREFILL_EPISODES and stats["transitions"] == n
+    model = SAC.load(res.run_dir / "model.zip", device="cpu")
+    model.load_replay_buffer(res.run_dir / "replay_buffer.pkl")
+    buf = model.replay_buffer
+    assert buf.size() == n + cfg.steps
+    ends = np.flatnonzero(buf.dones[:n, 0])
+    np.testing.assert_array_equal(ends, np.arange(1, PREFILL_EPISODES + 1) * PUSH_EPISODE_STEPS - 1)
+    np.testing.assert_array_equal(np.flatnonzero(buf.timeouts[:n, 0]), ends)
+    assert buf.rewards[:n].sum() == pytest.approx(PREFILL_EPISODES * stats["mean_return"], 1e-5)
+    assert np.all(np.abs(buf.actions[:n]) <= 1.0) and np.any(buf.actions[:n] != 0.0)
+    # Within an episode, one transition's next observation is the next one's observation.
+    inside = buf.dones[: n - 1, 0] == 0
+    np.testing.assert_array_equal(
+        buf.next_observations[: n - 1][inside], buf.observations[1:n][inside]
+    )
+    for bad, needle in [
+        ({"expert_episodes": -1}, "expert_episodes must be >= 0"),
+        ({"expert_episodes": 1, "n_envs": 2}, "n_envs 1"),
+    ]:
+        with pytest.raises(ValueError, match=needle):
+            SACConfig(env_id="softrod/PushCube-v1", **bad)
+
+
 def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "cli_run"
     rc = main(
@@ -155,6 +200,7 @@ def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture
         (["train", "Reach-v0", "--env-kwargs", '{"foo": 1}', "-o", str(run)], "'foo'"),
         (["train", "Reach-v0", "--env-kwargs", '{"error_gain": "x"}', "-o", str(run)], "'str'"),
         (["train", "Reach-v0", "--steps", "-5", "-o", str(run)], "steps must be >= 1, got -5"),
+        (["train", "Reach-v0", "--expert-episodes", "3", "-o", str(run)], "no scripted expert"),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err

@@ -124,6 +124,11 @@ def train_cmd(
     target_entropy: float | None = typer.Option(
         None, help="Entropy target of the temperature [default: -action dimension]."
     ),
+    expert_episodes: int = typer.Option(
+        0,
+        help="SAC: put this many episodes of the env's scripted expert in the replay buffer "
+        "first (envs with an expert: softrod demos --help).",
+    ),
     checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
     log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
     env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
@@ -199,6 +204,14 @@ def train_cmd(
         raise CliError(f"--resume: no checkpoint at {resume}")
     if max_minutes is not None and not max_minutes > 0:
         raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
+    if expert_episodes:
+        from softrod.learn._experts import EXPERTS
+
+        if env_id not in EXPERTS:
+            raise CliError(
+                f"--expert-episodes {expert_episodes}: {env_id} has no scripted expert; "
+                f"experts: {', '.join(sorted(EXPERTS))}"
+            )
     config = SACConfig(
         env_id=env_id,
         env_kwargs=_env_kwargs(env_kwargs),
@@ -212,6 +225,7 @@ def train_cmd(
         learning_starts=learning_starts,
         gradient_steps=gradient_steps,
         target_entropy=target_entropy,
+        expert_episodes=expert_episodes,
         checkpoint_every=checkpoint_every,
         log_every=log_every,
     )

@@ -96,6 +96,9 @@ class InHandRotateEnv(MujocoEnv):
     positive, counted only while the cube is upright), `center` = -5 x horizontal offset of the
     cube [m], `drop` = -10 when the cube leaves the palm, and with `tilt_weight` > 0 (opt-in,
     default 0: the task's reward unchanged) `tilt` = -tilt_weight x the cube's tilt [rad].
+    With a finite `rotation_cap` [rad] (opt-in, default inf: unchanged) `rotation` pays only
+    the part of the accumulated rotation below the cap (turning back below it costs), so a
+    policy is not paid to keep spinning once the target is passed.
     `info`: `success` (upright, on the palm and turned by >= 90 deg about the palm normal while
     upright), `rotation` [rad], `tilt` [rad] (the cube's z axis from the palm normal), `offset`
     [m], `dropped`.
@@ -115,12 +118,16 @@ class InHandRotateEnv(MujocoEnv):
         width: int = 320,
         height: int = 240,
         tilt_weight: float = 0.0,
+        rotation_cap: float = math.inf,
     ) -> None:
         if not kappa_max > 0 or not friction > 0:
             raise ValueError(f"kappa_max and friction must be > 0, got {kappa_max}, {friction}")
         if not (math.isfinite(tilt_weight) and tilt_weight >= 0):
             raise ValueError(f"tilt_weight must be finite and >= 0, got {tilt_weight}")
         self.tilt_weight = float(tilt_weight)
+        if not rotation_cap > 0:
+            raise ValueError(f"rotation_cap must be > 0 [rad], got {rotation_cap}")
+        self.rotation_cap = float(rotation_cap)
         self.finger = shipped_robot("somo_finger")
         self.friction = float(friction)
         bb = self.finger.segment_backbone(0)
@@ -243,6 +250,11 @@ class InHandRotateEnv(MujocoEnv):
         if not (upright and self._upright_prev):
             dyaw = 0.0
         self._yaw_prev, self._upright_prev = yaw, upright
+        # Opt-in cap: rotation beyond `rotation_cap` earns nothing (turning back below it costs).
+        paid = dyaw
+        if math.isfinite(self.rotation_cap):
+            cap = self.rotation_cap
+            paid = min(self.rotation + dyaw, cap) - min(self.rotation, cap)
         self.rotation += dyaw
         pos = d.xpos[self._cube].copy()
         offset = float(np.hypot(pos[0], pos[1]))
@@ -258,7 +270,7 @@ class InHandRotateEnv(MujocoEnv):
             ]
         ).astype(np.float32)
         terms = {
-            "rotation": 10.0 * dyaw,
+            "rotation": 10.0 * paid,
             "center": -5.0 * offset,
             "drop": -10.0 if dropped else 0.0,
         }

@@ -65,6 +65,12 @@ class SACConfig(_Config):
         default=True,
         description="Write the replay buffer beside model.zip (resumes continue seamlessly).",
     )
+    expert_episodes: int = Field(
+        default=0,
+        description="Episodes of the env's scripted expert (softrod.learn.make_expert) put in "
+        "the replay buffer before training (a new run only; one env). They stay there only "
+        "while buffer_size exceeds them plus the training steps.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SACConfig:
@@ -83,6 +89,12 @@ class SACConfig(_Config):
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.learning_starts < 0:
             raise ValueError(f"learning_starts must be >= 0, got {self.learning_starts}")
+        if self.expert_episodes < 0:
+            raise ValueError(f"expert_episodes must be >= 0, got {self.expert_episodes}")
+        if self.expert_episodes and self.n_envs != 1:
+            raise ValueError(
+                f"expert_episodes needs n_envs 1 (one expert env), got n_envs {self.n_envs}"
+            )
         if not 0 < self.gamma <= 1 or not 0 < self.tau <= 1 or not self.learning_rate > 0:
             raise ValueError(
                 "gamma and tau must be in (0, 1] and learning_rate > 0, got "

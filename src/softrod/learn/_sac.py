@@ -12,6 +12,7 @@ A run directory holds everything the run produced, so that it can be inspected a
 | `replay_buffer.pkl` | the final replay buffer (a `resume` from `model.zip` restores it) |
 | `learning_curve.png` | return and final distance against environment steps |
 | `summary.json` | steps, wall time [s], steps/s, whether Ctrl-C or `max_minutes` stopped it |
+| `expert_prefill.json` | with `expert_episodes`: the expert episodes put in the buffer first |
 """
 
 from __future__ import annotations
@@ -99,6 +100,57 @@ class _EnvFactory:
 
         env = gym.make(self.env_id, **self.env_kwargs)
         return self.wrap(env) if self.wrap is not None else env
+
+
+#: First env seed of the expert episodes that fill a new run's replay buffer
+#: (`SACConfig.expert_episodes`): run seed k uses EXPERT_SEED_BASE + 1000 k + i for episode i,
+#: apart from the test (10000-10099) and validation (20000-20049) seeds.
+EXPERT_SEED_BASE = 30_000
+
+
+def prefill_with_expert(model: Any, config: SACConfig) -> dict[str, float]:
+    """Put `config.expert_episodes` episodes of the env's scripted expert into `model`'s replay
+    buffer (SAC from demonstrations: the critic sees rewarding transitions the random early
+    policy would rarely find). Transitions are stored as SB3 stores its own: actions scaled to
+    [-1, 1], time-limit ends marked truncated (bootstrapped), not terminal.
+
+    Returns {"episodes", "transitions", "success_rate", "mean_return"} of the expert's episodes.
+    """
+    from softrod.learn._experts import make_expert
+
+    env = make_env_fn(config.env_id, config.env_kwargs)()
+    try:
+        expert = make_expert(env)
+        buffer = model.replay_buffer
+        transitions, successes, returns = 0, 0, []
+        for i in range(config.expert_episodes):
+            obs, _ = env.reset(seed=EXPERT_SEED_BASE + 1000 * config.seed + i)
+            expert.reset()
+            done, total, info = False, 0.0, {}
+            while not done:
+                action = np.asarray(expert.act(obs), dtype=np.float32)
+                nxt, reward, terminated, truncated, info = env.step(action)
+                done = bool(terminated or truncated)
+                buffer.add(
+                    obs[None],
+                    nxt[None],
+                    model.policy.scale_action(action)[None],
+                    np.array([reward], dtype=np.float32),
+                    np.array([done]),
+                    [{"TimeLimit.truncated": bool(truncated and not terminated)}],
+                )
+                obs, total, transitions = nxt, total + float(reward), transitions + 1
+            successes += bool(info.get("success", False))
+            returns.append(total)
+    finally:
+        env.close()
+    n = max(config.expert_episodes, 1)
+    return {
+        "episodes": config.expert_episodes,
+        "transitions": transitions,
+        "success_rate": successes / n,
+        "mean_return": float(np.mean(returns)) if returns else float("nan"),
+    }
 
 
 def _has_tb() -> bool:
@@ -346,6 +398,10 @@ def train_sac(
                 device="cpu",
                 verbose=0,
             )
+        if config.expert_episodes and resume is None:
+            # Demonstrations first; a resumed run has them in its restored buffer already.
+            expert_stats = prefill_with_expert(model, config)
+            (run / "expert_prefill.json").write_text(json.dumps(expert_stats, indent=2))
         model.set_logger(configure(str(run), ["csv", *(["tensorboard"] if _has_tb() else [])]))
         start_steps = int(model.num_timesteps)
         logger, callbacks = _callback(config, run, progress, max_minutes)
