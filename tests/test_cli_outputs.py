@@ -216,9 +216,11 @@ def test_killed_training_keeps_its_model_and_says_so(tmp_path):
     assert json.loads((run / "summary.json").read_text())["interrupted"] is True
 
 
-def test_killed_behaviour_cloning_resumes_to_the_same_weights(tmp_path):
+@pytest.mark.parametrize("ema_decay", [0.0, 0.99])
+def test_killed_behaviour_cloning_resumes_to_the_same_weights(tmp_path, ema_decay):
     """A BC run SIGKILLed after a checkpoint and resumed ends with exactly the weights of an
-    uninterrupted run (weights, optimiser and both random generators are checkpointed)."""
+    uninterrupted run (weights, their running average, optimiser and both random generators
+    are checkpointed)."""
     import json
     import os
     import signal
@@ -234,7 +236,15 @@ def test_killed_behaviour_cloning_resumes_to_the_same_weights(tmp_path):
     torch.set_num_threads(1)
     demos = record_demos("softrod/FlipSwitch-v0", 1, seed=5, max_attempts=2)
     path = demos.save(tmp_path / "switch1.npz")
-    cfg = dict(policy="mlp", iterations=4000, hidden=32, layers=1, chunk=5, batch_size=32)
+    cfg = dict(
+        policy="mlp",
+        iterations=4000,
+        hidden=32,
+        layers=1,
+        chunk=5,
+        batch_size=32,
+        ema_decay=ema_decay,
+    )
     whole = train_bc(
         path, BCConfig(**cfg), tmp_path / "whole", progress=False, checkpoint_every=100
     )

@@ -323,6 +323,46 @@ def test_behaviour_cloning_trains_saves_and_runs(tmp_path: Path, policy: str) ->
     assert ev.returns[0] == again.returns[0]
 
 
+#: Iterations and decay of the weight-averaging test (decay high enough that the warm-up
+#: min(decay, (1 + t) / (10 + t)) sets every step's weight).
+EMA_ITERATIONS = 3
+EMA_DECAY = 0.9
+
+
+def test_behaviour_cloning_ema_saves_the_average_of_the_weights(tmp_path: Path) -> None:
+    """With `ema_decay` the saved policy is the running average of the weights: e_0 = w_0 (the
+    initialisation), e_t = d_t e_{t-1} + (1 - d_t) w_t with d_t = min(decay, (1 + t) / (10 + t)),
+    checked against the raw weights w_t of runs stopped at each iteration (averaging draws no
+    random numbers, so they are the averaged run's)."""
+    from softrod.learn._bc import _build_net
+
+    path = _tiny_demo_file(tmp_path)
+    cfg = BCConfig(iterations=EMA_ITERATIONS, hidden=16, layers=1, chunk=3, batch_size=16)
+    raw = [
+        load_bc_policy(
+            train_bc(
+                path, cfg.model_copy(update={"iterations": t}), tmp_path / f"w{t}", progress=False
+            ).policy_path
+        )
+        for t in range(1, EMA_ITERATIONS + 1)
+    ]
+    # w_0: the initialisation train_bc draws first after seeding torch.
+    torch.manual_seed(cfg.seed)
+    first = torch.load(tmp_path / "w1" / "policy.pt", weights_only=False)
+    expected = _build_net(cfg, first["obs_dim"], first["act_dim"]).state_dict()
+    for t, pol in enumerate(raw, start=1):
+        d = min(EMA_DECAY, (1 + t) / (10 + t))
+        for key, w in pol.net.state_dict().items():
+            expected[key] = d * expected[key] + (1 - d) * w
+    averaged = cfg.model_copy(update={"ema_decay": EMA_DECAY})
+    got = load_bc_policy(train_bc(path, averaged, tmp_path / "ema", progress=False).policy_path)
+    for key, value in got.net.state_dict().items():
+        torch.testing.assert_close(value, expected[key], rtol=1e-6, atol=1e-7)
+    assert not torch.equal(got.net.state_dict()[key], raw[-1].net.state_dict()[key])
+    with pytest.raises(ValueError, match="ema_decay"):
+        BCConfig(ema_decay=1.0)
+
+
 def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -> None:
     """With validation episodes the policy is the candidate that did best on them (recorded in
     summary.json): its weights are those of a run stopped at that iteration, since validating

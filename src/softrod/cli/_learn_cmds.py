@@ -550,6 +550,11 @@ def bc_cmd(
     time_input: bool = typer.Option(
         False, "--time-input/--no-time-input", help="Also feed the time since reset."
     ),
+    ema_decay: float = typer.Option(
+        0.0,
+        help="Average the weights (exponential moving average, this decay per step) and "
+        "validate and save the average; 0: off.",
+    ),
     seed: int = typer.Option(0, help="Seed."),
     no_dedup: bool = typer.Option(False, "--no-dedup", help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
@@ -600,6 +605,7 @@ def bc_cmd(
         time_input=time_input,
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
+        ema_decay=ema_decay,
     )
     if resume and overwrite:
         raise CliError("--resume and --overwrite exclude each other")

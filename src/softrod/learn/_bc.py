@@ -130,6 +130,17 @@ def _build_net(cfg: BCConfig, obs_dim: int, act_dim: int) -> Any:
     return ACTNet() if cfg.policy == "act" else MLPNet()
 
 
+def _ema_update(ema: Any, net: Any, decay: float) -> None:
+    """ema <- decay ema + (1 - decay) net, parameter by parameter; buffers are copied."""
+    import torch
+
+    with torch.no_grad():
+        for avg, p in zip(ema.parameters(), net.parameters(), strict=True):
+            avg.mul_(decay).add_(p.detach(), alpha=1.0 - decay)
+        for avg, b in zip(ema.buffers(), net.buffers(), strict=True):
+            avg.copy_(b)
+
+
 def _chunks(
     demos: DemoSet, k: int, dedup_tol: float | None, time_input: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -325,6 +336,8 @@ def train_bc(
         "act_std": np.maximum(chunks[:, 0].std(0), _STD_FLOOR),
     }
     net = _build_net(config, obs_dim, act_dim)
+    # The averaged weights (`ema_decay` > 0) are what is validated and saved.
+    ema = copy.deepcopy(net).eval() if config.ema_decay > 0 else None
     opt = torch.optim.AdamW(
         net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
@@ -373,6 +386,8 @@ def train_bc(
         if ckpt.get("config") != config.model_dump(mode="json"):
             raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
         net.load_state_dict(ckpt["state_dict"])
+        if ema is not None:
+            ema.load_state_dict(ckpt["ema_state_dict"])
         opt.load_state_dict(ckpt["optimizer"])
         rng.bit_generator.state = ckpt["numpy_rng"]
         torch.set_rng_state(ckpt["torch_rng"])
@@ -387,6 +402,7 @@ def train_bc(
                 "iteration": it,
                 "softrod": __version__,
                 "state_dict": net.state_dict(),
+                "ema_state_dict": None if ema is None else ema.state_dict(),
                 "optimizer": opt.state_dict(),
                 "numpy_rng": rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state(),
@@ -403,8 +419,9 @@ def train_bc(
         # training continues as without validation) on the validation episodes.
         nonlocal best, val_time
         t_val = time.perf_counter()
-        net.eval()
-        pol = BCPolicy(net, config, stats, data.env_id, data.env_kwargs, data.control_period)
+        judged = net if ema is None else ema
+        judged.eval()
+        pol = BCPolicy(judged, config, stats, data.env_id, data.env_kwargs, data.control_period)
         res = evaluate(
             pol, data.env_id, episodes=val_episodes, seed=val_seed, env_kwargs=data.env_kwargs
         )
@@ -422,7 +439,7 @@ def train_bc(
             return (r["success_rate"], -(np.inf if dist is None else dist))
 
         if best is None or key(row) >= key(best["row"]):
-            best = {"row": row, "state_dict": copy.deepcopy(net.state_dict())}
+            best = {"row": row, "state_dict": copy.deepcopy(judged.state_dict())}
         val_time += time.perf_counter() - t_val
 
     t0 = time.perf_counter()
@@ -457,6 +474,8 @@ def train_bc(
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+                if ema is not None:
+                    _ema_update(ema, net, min(config.ema_decay, (1 + it) / (10 + it)))
                 loss_val = float(loss.detach())
                 if it % 50 == 0 or it == config.iterations:
                     losses.append((it, float(l1.detach()), float(kl.detach())))
@@ -480,6 +499,8 @@ def train_bc(
     if interrupted:
         return BCResult(run, path, it, wall, loss_val, int(n), interrupted=True)
     selected = config.iterations
+    if ema is not None:
+        net = ema
     if best is not None:
         # The best validated candidate is the policy.
         net.load_state_dict(best["state_dict"])

@@ -159,6 +159,12 @@ class BCConfig(_Config):
         description="Drop consecutive frames whose observations agree within "
         "this tolerance (seed 002 App. E.2); None keeps every frame.",
     )
+    ema_decay: float = Field(
+        default=0.0,
+        description="Decay of an exponential moving average of the weights, updated after every "
+        "step (warm-up: min(decay, (1 + t) / (10 + t)) at step t); the average, not the raw "
+        "weights, is validated and saved. 0 disables it.",
+    )
     seed: int = Field(default=0, description="Seed of the initialisation and minibatches.")
     torch_threads: int = Field(default=1, description="torch intra-op threads.")
 
@@ -184,6 +190,8 @@ class BCConfig(_Config):
             )
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not 0 <= self.ema_decay < 1:
+            raise ValueError(f"ema_decay must be in [0, 1), got {self.ema_decay}")
         if not self.learning_rate > 0 or self.weight_decay < 0 or self.kl_weight < 0:
             raise ValueError(
                 "learning_rate must be > 0, weight_decay and kl_weight >= 0, got "
