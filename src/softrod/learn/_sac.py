@@ -126,7 +126,8 @@ def prefill_with_expert(model: Any, config: SACConfig) -> dict[str, float]:
         for i in range(config.expert_episodes):
             obs, _ = env.reset(seed=EXPERT_SEED_BASE + 1000 * config.seed + i)
             expert.reset()
-            done, total, info = False, 0.0, {}
+            done, total = False, 0.0
+            info: dict[str, Any] = {}
             while not done:
                 action = np.asarray(expert.act(obs), dtype=np.float32)
                 nxt, reward, terminated, truncated, info = env.step(action)
