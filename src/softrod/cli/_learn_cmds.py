@@ -205,7 +205,7 @@ def train_cmd(
     if max_minutes is not None and not max_minutes > 0:
         raise CliError(f"--max-minutes must be > 0, got {max_minutes}")
     if expert_episodes:
-        from softrod.learn._experts import EXPERTS
+        from softrod.learn import EXPERTS
 
         if env_id not in EXPERTS:
             raise CliError(
