@@ -51,3 +51,28 @@ def test_spread_json_partial_writes_and_reuse(tmp_path: Path) -> None:
     assert set(spread._reusable(tmp_path / "metric.json", "e", best_min)) == {"runs/c"}
     best_max = argparse.Namespace(select="metric", metric="progress", goal="max")
     assert spread._reusable(tmp_path / "metric.json", "e", best_max) == {}
+
+
+def test_resumed_sac_run_counts_all_its_steps(tmp_path: Path) -> None:
+    """A SAC run that continued another (`softrod train --resume`) reports the environment
+    steps its model trained on in all, not only the steps after the resume that its summary
+    counts; the selected checkpoint's steps come from the file itself."""
+    import zipfile
+
+    from softrod.learn import SACConfig, save_config
+
+    spread = _spread_module()
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    save_config(SACConfig(env_id="softrod/PushCube-v1", steps=100_000, seed=2), run / "config.yaml")
+    for name, steps in (("model.zip", 250_000), ("checkpoints/sac_160000_steps.zip", 160_000)):
+        with zipfile.ZipFile(run / name, "w") as z:
+            # SB3 keeps its counters in the archive's "data" JSON.
+            z.writestr("data", json.dumps({"num_timesteps": steps, "gamma": 0.99}))
+    summary = {"steps": 100_000, "wall_time_s": 10.0}
+    assert spread._run_settings(run, summary) == ({}, 2, 250_000)
+    assert spread._sac_steps(run / "checkpoints" / "sac_160000_steps.zip") == 160_000
+    # A run without a final model (killed before saving) falls back to its summary.
+    (run / "model.zip").unlink()
+    assert spread._run_settings(run, summary) == ({}, 2, 100_000)
+    assert spread._sac_steps(run / "policy.pt") is None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -63,14 +64,26 @@ def _load(path: Path):
     return load_sb3_policy(path)
 
 
+def _sac_steps(path: Path) -> int | None:
+    """Environment steps a SAC .zip has trained on (SB3's `num_timesteps`, which counts the
+    steps of the runs it continued too); None for another file."""
+    if path.suffix != ".zip" or not path.is_file():
+        return None
+    with zipfile.ZipFile(path) as z:
+        return int(json.loads(z.read("data"))["num_timesteps"])
+
+
 def _run_settings(run: Path, summary: dict) -> tuple[dict, int, int]:
-    """A run's env kwargs, training seed and environment steps (transitions for PPO)."""
+    """A run's env kwargs, training seed and environment steps (transitions for PPO). A SAC
+    run that continued another (`--resume`) counts the steps before it too: its summary has
+    only its own."""
     if _is_ppo(run):
         cfg = summary["config"]
         return dict(cfg.get("env_kwargs") or {}), int(cfg["seed"]), int(summary["transitions"])
     cfg = load_config(run / "config.yaml")
     kwargs = dict(getattr(cfg, "env_kwargs", {}) or {})
-    return kwargs, int(cfg.seed), int(summary.get("steps", 0))
+    total = _sac_steps(run / "model.zip")
+    return kwargs, int(cfg.seed), int(summary.get("steps", 0) if total is None else total)
 
 
 def _metric(res, key: str | None) -> float | None:
@@ -203,10 +216,13 @@ def _seed_result(run: Path, env_id: str, args: argparse.Namespace) -> dict:
         "run": str(run),
         "train_seed": train_seed,
         "steps": steps,
+        # This run's own training time (a resumed run: only what came after the resume).
         "wall_time_s": float(summary.get("wall_time_s", float("nan"))),
         "env_kwargs": kwargs,
         "validation": validation,
         "selected": best["file"],
+        # Environment steps behind the selected weights (None for a PPO snapshot).
+        "selected_steps": _sac_steps(run / best["file"]),
         "test": {
             **test.summary(),
             "eval_wall_time_s": round(time.perf_counter() - t0, 1),
