@@ -448,12 +448,16 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
                 "3",
                 "--val-episodes",
                 "0",
+                "--dropout",
+                "0.25",
                 "--no-progress",
             ]
         )
         == 0
     )
     capsys.readouterr()
+    # --dropout reaches the run's config (the MLP ignores it; ACT's transformer uses it).
+    assert load_config(run / "config.yaml").dropout == 0.25  # type: ignore[union-attr]
     assert main(["eval", str(run), "--episodes", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["env_id"] == "softrod/WholeBodyGrasp-v0"
     for argv, needle in [
@@ -461,6 +465,7 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
         (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
         (["bc", str(demos), "-o", str(run), "--policy", "rnn"], "--policy"),
         (["bc", str(demos), "-o", str(run), "--val-episodes", "-1"], "--val-episodes"),
+        (["bc", str(demos), "-o", str(run), "--dropout", "1.5"], "dropout must be in [0, 1)"),
         (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
     ]:
         assert main(argv) == 2

@@ -546,6 +546,7 @@ def bc_cmd(
     batch_size: int = typer.Option(256, help="Minibatch."),
     learning_rate: float = typer.Option(1e-4, "--lr", help="AdamW learning rate."),
     kl_weight: float = typer.Option(10.0, help="KL weight (act)."),
+    dropout: float = typer.Option(0.1, help="Dropout in the transformer (act)."),
     obs_noise: str = typer.Option("none", help="none, or env (seed 002 Table 4 noise)."),
     time_input: bool = typer.Option(
         False, "--time-input/--no-time-input", help="Also feed the time since reset."
@@ -600,6 +601,7 @@ def bc_cmd(
         batch_size=batch_size,
         learning_rate=learning_rate,
         kl_weight=kl_weight,
+        dropout=dropout,
         seed=seed,
         obs_noise="env" if obs_noise == "env" else "none",
         time_input=time_input,
