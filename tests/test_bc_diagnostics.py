@@ -1,0 +1,87 @@
+"""examples/learning/bc_diagnostics.py: the teacher-forced fit compares each frame's predicted
+chunk with the actions that follow it (held past the episode's end), and the closed loop reports
+each episode's closest distance and the range of the task's other numbers."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from softrod.learn import DemoSet  # noqa: E402
+
+PATH = Path(__file__).parents[1] / "examples" / "learning" / "bc_diagnostics.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("bc_diagnostics", PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class _Oracle:
+    """A chunk 'policy' that reads the frame index from the time input and returns the
+    demonstrated actions from that frame on (the last one held), plus `bias`."""
+
+    def __init__(self, actions: np.ndarray, period: float, chunk: int, bias: np.ndarray) -> None:
+        self.actions, self.period, self.chunk, self.bias = actions, period, chunk, bias
+
+    def __call__(self, x):
+        t = np.rint(x[:, -1].numpy() / self.period).astype(int)
+        idx = np.minimum(t[:, None] + np.arange(self.chunk)[None, :], len(self.actions) - 1)
+        return torch.as_tensor(self.actions[idx] + self.bias), None, None
+
+
+def test_fit_error_is_the_offset_of_the_predicted_chunks() -> None:
+    diag = _module()
+    rng = np.random.default_rng(0)
+    period, chunk, t_len = 0.05, 4, 7
+    obs, act = rng.normal(size=(t_len, 3)), rng.normal(size=(t_len, 5))
+    demos = DemoSet(
+        "softrod/FlipSwitch-v0", [obs], [act], np.array([True]), np.array([3]), control_period=period
+    )
+    stats = {
+        "obs_mean": np.zeros(4),
+        "obs_std": np.ones(4),
+        "act_mean": np.zeros(5),
+        "act_std": np.ones(5),
+    }
+    cfg = SimpleNamespace(chunk=chunk, time_input=True)
+    exact = SimpleNamespace(net=_Oracle(act, period, chunk, np.zeros(5)), stats=stats, cfg=cfg)
+    out = diag.fit(exact, demos, horizon=10, split=2)
+    assert out["horizon"] == chunk and out["frames"] == t_len
+    assert out["mae_before_split"] < 1e-6 and out["mae_from_split"] < 1e-6
+    # An offset of 0.1 on the first two components and 0.3 on the rest is what the fit reports.
+    bias = np.array([0.1, -0.1, 0.3, 0.3, -0.3])
+    off = SimpleNamespace(net=_Oracle(act, period, chunk, bias), stats=stats, cfg=cfg)
+    out = diag.fit(off, demos, horizon=2, split=2)
+    assert out["horizon"] == 2
+    assert out["mae_before_split"] == pytest.approx(0.1, abs=1e-6)
+    assert out["mae_from_split"] == pytest.approx(0.3, abs=1e-6)
+    assert out["first_action_mae_before_split"] == pytest.approx(0.1, abs=1e-6)
+
+
+def test_rollouts_report_closest_distance_and_ranges() -> None:
+    diag = _module()
+    import gymnasium as gym
+
+    import softrod.envs  # noqa: F401
+
+    env = gym.make("softrod/PlanarReach-v0")
+    zero = np.zeros(env.action_space.shape, dtype=np.float32)
+    env.close()
+    policy = SimpleNamespace(reset=lambda: None, act=lambda obs: zero)
+    out = diag.rollouts(policy, "softrod/PlanarReach-v0", {"episode_steps": 5}, [7])
+    (row,) = out["episodes"]
+    assert row["seed"] == 7 and out["success_rate"] == float(row["success"])
+    assert row["min_distance"] > 0
+    # Every other number of the task's info comes as [min, max] over the episode.
+    assert all(lo <= hi for lo, hi in row["range"].values())
+    assert "distance" not in row["range"]
