@@ -45,7 +45,12 @@ def test_fit_error_is_the_offset_of_the_predicted_chunks() -> None:
     period, chunk, t_len = 0.05, 4, 7
     obs, act = rng.normal(size=(t_len, 3)), rng.normal(size=(t_len, 5))
     demos = DemoSet(
-        "softrod/FlipSwitch-v0", [obs], [act], np.array([True]), np.array([3]), control_period=period
+        "softrod/FlipSwitch-v0",
+        [obs],
+        [act],
+        np.array([True]),
+        np.array([3]),
+        control_period=period,
     )
     stats = {
         "obs_mean": np.zeros(4),
