@@ -46,3 +46,20 @@ def tdcr3() -> dict:
 def soft_rod() -> dict:
     """Two-segment soft Cosserat rod with precurvature (fresh copy)."""
     return soft_rod_dict()
+
+
+@pytest.fixture
+def learning_example():
+    """`load(name)`: the script `examples/learning/<name>.py` as a module (the examples are
+    scripts, not a package)."""
+    import importlib.util
+
+    def load(name: str):
+        path = TESTS_DIR.parent / "examples" / "learning" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

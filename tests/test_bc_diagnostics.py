@@ -4,8 +4,6 @@ each episode's closest distance and the range of the task's other numbers."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,16 +12,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from softrod.learn import DemoSet  # noqa: E402
-
-PATH = Path(__file__).parents[1] / "examples" / "learning" / "bc_diagnostics.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("bc_diagnostics", PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class _Oracle:
@@ -39,8 +27,8 @@ class _Oracle:
         return torch.as_tensor(self.actions[idx] + self.bias), None, None
 
 
-def test_fit_error_is_the_offset_of_the_predicted_chunks() -> None:
-    diag = _module()
+def test_fit_error_is_the_offset_of_the_predicted_chunks(learning_example) -> None:
+    diag = learning_example("bc_diagnostics")
     rng = np.random.default_rng(0)
     period, chunk, t_len = 0.05, 4, 7
     obs, act = rng.normal(size=(t_len, 3)), rng.normal(size=(t_len, 5))
@@ -73,8 +61,8 @@ def test_fit_error_is_the_offset_of_the_predicted_chunks() -> None:
     assert out["first_action_mae_before_split"] == pytest.approx(0.1, abs=1e-6)
 
 
-def test_rollouts_report_closest_distance_and_ranges() -> None:
-    diag = _module()
+def test_rollouts_report_closest_distance_and_ranges(learning_example) -> None:
+    diag = learning_example("bc_diagnostics")
     import gymnasium as gym
 
     import softrod.envs  # noqa: F401

@@ -6,7 +6,6 @@ updates) unless SOFTROD_WARP_DEVICE names another.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -86,7 +85,7 @@ def test_one_nan_update_is_undone(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     _finite_policy(tmp_path)
 
 
-def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
+def test_policy_snapshots_and_direct_solve(tmp_path: Path, learning_example) -> None:
     """`snapshot_minutes` writes a policy after each due update (here: every update), each
     loadable and named in the summary with its step; the last one is the final policy.
     `init_log_std` sets the starting exploration noise. `direct_solve` trains on direct-solve
@@ -109,11 +108,7 @@ def test_policy_snapshots_and_direct_solve(tmp_path: Path) -> None:
     for row in rows:
         _finite_policy_file(tmp_path / row["file"])
     # examples/learning/seed_spread.py chooses among the snapshots and the final policy.
-    path = Path(__file__).parents[1] / "examples" / "learning" / "seed_spread.py"
-    spec = importlib.util.spec_from_file_location("seed_spread", path)
-    assert spec is not None and spec.loader is not None
-    spread = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(spread)
+    spread = learning_example("seed_spread")
     cands = spread._candidates(tmp_path)
     assert [str(c.relative_to(tmp_path)) for c in cands] == [r["file"] for r in rows] + [
         "policy.pt"

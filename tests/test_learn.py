@@ -484,17 +484,11 @@ def test_cli_bench_warp_reach_errors(capsys: pytest.CaptureFixture) -> None:
         assert "softrod[warp]" in capsys.readouterr().err
 
 
-def test_average_policies_example_averages_actor_weights(tmp_path: Path) -> None:
+def test_average_policies_example_averages_actor_weights(tmp_path: Path, learning_example) -> None:
     """examples/learning/average_policies.py: the written actor is the element-wise mean."""
-    import importlib.util
-
     from stable_baselines3 import SAC
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "learning" / "average_policies.py"
-    spec = importlib.util.spec_from_file_location("average_policies", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = learning_example("average_policies")
     cfg = SACConfig(
         env_id="softrod/PlanarReach-v0", steps=160, learning_starts=40, checkpoint_every=80
     )

@@ -5,23 +5,12 @@ the warp extra; these need none)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 from pathlib import Path
 
-PATH = Path(__file__).parents[1] / "examples" / "learning" / "seed_spread.py"
 
-
-def _spread_module():
-    spec = importlib.util.spec_from_file_location("seed_spread", PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_spread_json_partial_writes_and_reuse(tmp_path: Path) -> None:
-    spread = _spread_module()
+def test_spread_json_partial_writes_and_reuse(tmp_path: Path, learning_example) -> None:
+    spread = learning_example("seed_spread")
     # Its JSON holds no NaN token at any depth (tasks without a distance).
     nested = {"a": [float("nan"), (1.0, float("inf"))], "b": {"c": float("nan")}}
     assert spread._nulls(nested) == {"a": [None, [1.0, None]], "b": {"c": None}}
@@ -53,7 +42,7 @@ def test_spread_json_partial_writes_and_reuse(tmp_path: Path) -> None:
     assert spread._reusable(tmp_path / "metric.json", "e", best_max) == {}
 
 
-def test_resumed_sac_run_counts_all_its_steps(tmp_path: Path) -> None:
+def test_resumed_sac_run_counts_all_its_steps(tmp_path: Path, learning_example) -> None:
     """A SAC run that continued another (`softrod train --resume`) reports the environment
     steps its model trained on in all, not only the steps after the resume that its summary
     counts; the selected checkpoint's steps come from the file itself."""
@@ -61,7 +50,7 @@ def test_resumed_sac_run_counts_all_its_steps(tmp_path: Path) -> None:
 
     from softrod.learn import SACConfig, save_config
 
-    spread = _spread_module()
+    spread = learning_example("seed_spread")
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
     save_config(SACConfig(env_id="softrod/PushCube-v1", steps=100_000, seed=2), run / "config.yaml")
