@@ -115,6 +115,9 @@ def main() -> None:
     torch.set_num_threads(1)
     demos = DemoSet.load(args.demos)
     own = [int(s) for s in demos.seeds[: args.episodes]]
+    if min(own) < 0:
+        # Teleoperated demonstrations may not know their reset seeds (-1): no own-seed episodes.
+        raise SystemExit(f"{args.demos}: some demonstrations have no reset seed (-1)")
     unseen = list(range(VALIDATION_SEED, VALIDATION_SEED + args.episodes))
     out = {"demos": str(args.demos), "policies": {}}
     for path in args.policies:
