@@ -84,13 +84,17 @@ def test_sac_resume_restores_buffer_and_applies_config(tmp_path: Path) -> None:
     hyperparameters; from a bare checkpoint it refills `learning_starts` transitions first."""
     from stable_baselines3 import SAC
 
-    base = SACConfig(env_id="softrod/PlanarReach-v0", steps=200, learning_starts=50, seed=1)
+    base = SACConfig(
+        env_id="softrod/PlanarReach-v0", steps=200, learning_starts=50, checkpoint_every=120, seed=1
+    )
     first = train_sac(base, tmp_path / "a", progress=False)
     assert (first.run_dir / "replay_buffer.pkl").is_file()
     more = base.model_copy(
         update={"steps": 80, "learning_rate": 1e-4, "batch_size": 32, "target_entropy": -7.5}
     )
     train_sac(more, tmp_path / "b", progress=False, resume=first.run_dir / "model.zip")
+    # Checkpoints fall on the run's total steps (240), not 120 steps after the resume (320).
+    assert [p.name for p in (tmp_path / "b" / "checkpoints").iterdir()] == ["sac_240_steps.zip"]
     model = SAC.load(tmp_path / "b" / "model.zip", device="cpu")
     model.load_replay_buffer(tmp_path / "b" / "replay_buffer.pkl")
     assert model.num_timesteps == 280 and model.batch_size == 32
@@ -363,6 +367,80 @@ def test_behaviour_cloning_ema_saves_the_average_of_the_weights(tmp_path: Path) 
         BCConfig(ema_decay=1.0)
 
 
+#: Iterations of the learning-rate schedule test; its interrupted run stops after this step.
+SCHEDULE_ITERATIONS = 4
+SCHEDULE_STOP = 3
+
+
+def test_behaviour_cloning_cosine_schedule_and_older_checkpoints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lr_schedule="cosine"` steps at lr (1 + cos(pi (t - 1) / T)) / 2 at step t (the rates
+    the optimiser actually steps with, recorded), and a resumed run continues the schedule;
+    a checkpoint written before the field existed resumes under the default, constant rate
+    and is refused for a cosine run (another configuration)."""
+    import math
+    import signal
+
+    from softrod.learn._bc import CHECKPOINT_FILE
+
+    path = _tiny_demo_file(tmp_path)
+    const = BCConfig(
+        iterations=SCHEDULE_ITERATIONS,
+        hidden=16,
+        layers=1,
+        chunk=3,
+        batch_size=16,
+        learning_rate=1e-3,
+    )
+    cosine = const.model_copy(update={"lr_schedule": "cosine"})
+    rates: list[float] = []
+    stop_after: list[int] = []
+    step = torch.optim.AdamW.step
+
+    def recording_step(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        rates.append(self.param_groups[0]["lr"])
+        if len(rates) in stop_after:
+            os.kill(os.getpid(), signal.SIGTERM)  # train_bc checkpoints and stops
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    whole = train_bc(path, cosine, tmp_path / "cosine", progress=False)
+    n = SCHEDULE_ITERATIONS
+    want = [1e-3 * 0.5 * (1 + math.cos(math.pi * (t - 1) / n)) for t in range(1, n + 1)]
+    np.testing.assert_allclose(rates, want, rtol=1e-12)
+    # Stopped after step 3 and resumed: step 4 at its scheduled rate, the same weights.
+    rates.clear()
+    stop_after.append(SCHEDULE_STOP)
+    assert train_bc(path, cosine, tmp_path / "cut", progress=False).interrupted
+    resumed = train_bc(path, cosine, tmp_path / "cut", progress=False, resume=True)
+    np.testing.assert_allclose(rates, want, rtol=1e-12)
+    a = load_bc_policy(whole.policy_path).net.state_dict()
+    b = load_bc_policy(resumed.policy_path).net.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    # The schedule changes the weights.
+    rates.clear()
+    stop_after.clear()
+    c = load_bc_policy(train_bc(path, const, tmp_path / "c", progress=False).policy_path)
+    assert rates == [1e-3] * n
+    assert any(not torch.equal(a[k], c.net.state_dict()[k]) for k in a)
+    # A checkpoint without the field (written before it existed) resumes as constant.
+    rates.clear()
+    stop_after.append(SCHEDULE_STOP)
+    assert train_bc(path, const, tmp_path / "old", progress=False).interrupted
+    ckpt_path = tmp_path / "old" / CHECKPOINT_FILE
+    ckpt = torch.load(ckpt_path, weights_only=False)
+    del ckpt["config"]["lr_schedule"]
+    torch.save(ckpt, ckpt_path)
+    with pytest.raises(ValueError, match="another configuration"):
+        train_bc(path, cosine, tmp_path / "old", progress=False, resume=True)
+    old = train_bc(path, const, tmp_path / "old", progress=False, resume=True)
+    d = load_bc_policy(old.policy_path).net.state_dict()
+    assert all(torch.equal(c.net.state_dict()[k], d[k]) for k in d)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        BCConfig(lr_schedule="linear")
+
+
 def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -> None:
     """With validation episodes the policy is the candidate that did best on them (recorded in
     summary.json): its weights are those of a run stopped at that iteration, since validating
@@ -450,6 +528,8 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
                 "0",
                 "--dropout",
                 "0.25",
+                "--lr-schedule",
+                "cosine",
                 "--no-progress",
             ]
         )
@@ -458,6 +538,7 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
     capsys.readouterr()
     # --dropout reaches the run's config (the MLP ignores it; ACT's transformer uses it).
     assert load_config(run / "config.yaml").dropout == 0.25  # type: ignore[union-attr]
+    assert load_config(run / "config.yaml").lr_schedule == "cosine"  # type: ignore[union-attr]
     assert main(["eval", str(run), "--episodes", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["env_id"] == "softrod/WholeBodyGrasp-v0"
     for argv, needle in [
@@ -466,6 +547,7 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
         (["bc", str(demos), "-o", str(run), "--policy", "rnn"], "--policy"),
         (["bc", str(demos), "-o", str(run), "--val-episodes", "-1"], "--val-episodes"),
         (["bc", str(demos), "-o", str(run), "--dropout", "1.5"], "dropout must be in [0, 1)"),
+        (["bc", str(demos), "-o", str(run), "--lr-schedule", "step"], "--lr-schedule"),
         (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
     ]:
         assert main(argv) == 2

@@ -556,6 +556,9 @@ def bc_cmd(
         help="Average the weights (exponential moving average, this decay per step) and "
         "validate and save the average; 0: off.",
     ),
+    lr_schedule: str = typer.Option(
+        "constant", help="constant, or cosine (from --lr down to ~0 at the last iteration)."
+    ),
     seed: int = typer.Option(0, help="Seed."),
     no_dedup: bool = typer.Option(False, "--no-dedup", help="Keep consecutive duplicate frames."),
     eval_episodes: int = typer.Option(0, help="Evaluate this many seeded episodes at the end."),
@@ -585,6 +588,8 @@ def bc_cmd(
         raise CliError(f"--policy must be act or mlp, got {policy!r}")
     if obs_noise not in ("none", "env"):
         raise CliError(f"--obs-noise must be none or env, got {obs_noise!r}")
+    if lr_schedule not in ("constant", "cosine"):
+        raise CliError(f"--lr-schedule must be constant or cosine, got {lr_schedule!r}")
     if not demos.is_file():
         raise CliError(f"no demonstrations at {demos}")
     if val_episodes < 0:
@@ -608,6 +613,7 @@ def bc_cmd(
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
         ema_decay=ema_decay,
+        lr_schedule="cosine" if lr_schedule == "cosine" else "constant",
     )
     if resume and overwrite:
         raise CliError("--resume and --overwrite exclude each other")

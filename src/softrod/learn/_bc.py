@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -128,6 +129,14 @@ def _build_net(cfg: BCConfig, obs_dim: int, act_dim: int) -> Any:
             return self.head(out), mu, logvar
 
     return ACTNet() if cfg.policy == "act" else MLPNet()
+
+
+def _learning_rate(config: BCConfig, it: int) -> float:
+    """The rate of gradient step `it` (1-based) under `config.lr_schedule`; a function of the
+    step alone, so a resumed run follows the same schedule."""
+    if config.lr_schedule == "cosine":
+        return config.learning_rate * 0.5 * (1 + math.cos(math.pi * (it - 1) / config.iterations))
+    return config.learning_rate
 
 
 def _ema_update(ema: Any, net: Any, decay: float) -> None:
@@ -383,7 +392,12 @@ def train_bc(
                 f"{ckpt_path} was written by softrod {written_by}, this is {__version__}; "
                 "delete it to start over"
             )
-        if ckpt.get("config") != config.model_dump(mode="json"):
+        # Fields added since the checkpoint was written compare at their defaults.
+        try:
+            written_with = BCConfig.model_validate(ckpt.get("config")).model_dump(mode="json")
+        except Exception:  # noqa: BLE001 - an unreadable config is another configuration
+            written_with = None
+        if written_with != config.model_dump(mode="json"):
             raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
         net.load_state_dict(ckpt["state_dict"])
         if ema is not None:
@@ -473,6 +487,8 @@ def train_bc(
                 loss = l1 + config.kl_weight * kl
                 opt.zero_grad()
                 loss.backward()
+                for group in opt.param_groups:
+                    group["lr"] = _learning_rate(config, it)
                 opt.step()
                 if ema is not None:
                     _ema_update(ema, net, min(config.ema_decay, (1 + it) / (10 + it)))

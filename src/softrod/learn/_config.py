@@ -165,6 +165,12 @@ class BCConfig(_Config):
         "step (warm-up: min(decay, (1 + t) / (10 + t)) at step t); the average, not the raw "
         "weights, is validated and saved. 0 disables it.",
     )
+    lr_schedule: Literal["constant", "cosine"] = Field(
+        default="constant",
+        description="constant: `learning_rate` throughout (seed 002, ACT); cosine: "
+        "learning_rate * (1 + cos(pi (t - 1) / iterations)) / 2 at step t, from the full rate "
+        "down to ~0 at the last step.",
+    )
     seed: int = Field(default=0, description="Seed of the initialisation and minibatches.")
     torch_threads: int = Field(default=1, description="torch intra-op threads.")
 

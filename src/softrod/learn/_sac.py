@@ -286,7 +286,10 @@ def _callback(
         a kill (SIGKILL included) never leaves a truncated checkpoint behind."""
 
         def _on_step(self) -> bool:
-            if self.n_calls % self.save_freq == 0:
+            # On the run's total step count, not this process's calls: a run resumed at
+            # 18 859 steps checkpoints at 20 000, 30 000, ... as an uninterrupted one does.
+            total, every = self.num_timesteps, config.checkpoint_every
+            if total // every > (total - config.n_envs) // every:
                 _save_model_atomic(self.model, Path(self._checkpoint_path(extension="zip")))
             return True
 
