@@ -8,7 +8,10 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
+import shutil
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -165,6 +168,114 @@ def test_sac_expert_prefill_stores_the_experts_episodes(tmp_path: Path) -> None:
             SACConfig(env_id="softrod/PushCube-v1", **bad)
 
 
+#: Minibatch of the buffer-sampling check: large enough that a wrong mix shows, exact either way.
+RATIO_BATCH = 1000
+
+
+def test_expert_replay_buffer_keeps_the_prefix_and_mixes_minibatches() -> None:
+    """`ExpertReplayBuffer`: the protected expert prefix survives any number of wraps, writes
+    cycle through the agent's slots only, and every minibatch holds exactly round(ratio * batch)
+    expert transitions (all expert before the agent has stored anything)."""
+    from gymnasium import spaces
+
+    from softrod.learn._replay import ExpertReplayBuffer
+
+    box = spaces.Box(-1e6, 1e6, (1,), np.float32)
+    buf = ExpertReplayBuffer(10, box, box, device="cpu")
+
+    def add(b: ExpertReplayBuffer, value: float) -> None:
+        v = np.array([[value]], np.float32)
+        b.add(v, v, np.zeros((1, 1), np.float32), np.zeros(1), np.zeros(1), [{}])
+
+    for i in range(3):  # expert transitions carry negative observations
+        add(buf, -1.0 - i)
+    buf.protect_expert(0.25)
+    only_expert = buf.sample(RATIO_BATCH).observations.numpy()
+    assert np.all(only_expert < 0)
+    for i in range(42):  # agent transitions 0, 1, ..., 41 through 7 slots: six wraps
+        add(buf, float(i))
+    np.testing.assert_array_equal(buf.observations[:3, 0, 0], [-1.0, -2.0, -3.0])
+    assert buf.full and buf.pos == 3
+    # The 7 agent slots hold the 7 newest agent transitions.
+    assert sorted(buf.observations[3:, 0, 0]) == list(range(35, 42))
+    obs = buf.sample(RATIO_BATCH).observations.numpy()
+    assert (obs < 0).sum() == round(0.25 * RATIO_BATCH)
+    assert set(np.unique(obs[obs >= 0])) <= set(range(35, 42))
+    # No room left for the agent: refused.
+    small = ExpertReplayBuffer(3, box, box, device="cpu")
+    for i in range(2):
+        add(small, -1.0 - i)
+    with pytest.raises(ValueError, match="buffer_size 3 must exceed the 2 expert transitions"):
+        small.protect_expert(0.5)
+
+
+def test_sac_expert_ratio_keeps_demonstrations_across_resumes(tmp_path: Path) -> None:
+    """With `expert_ratio`, a run whose buffer wraps still holds the expert's episodes intact at
+    the end; a resume takes the config's ratio, refuses a buffer whose prefix disagrees with
+    it, and a resume from a checkpoint (no buffer) puts the same episodes back."""
+    from stable_baselines3 import SAC
+
+    from softrod.learn._replay import ExpertReplayBuffer
+
+    n = PREFILL_EPISODES * PUSH_EPISODE_STEPS
+    base = dict(
+        env_id="softrod/PushCube-v1", learning_starts=10, expert_episodes=PREFILL_EPISODES, seed=4
+    )
+    # 30 agent steps through 10 agent slots: the buffer wraps three times.
+    cfg = SACConfig(steps=30, buffer_size=n + 10, expert_ratio=0.5, **base)
+    res = train_sac(cfg, tmp_path / "run", progress=False)
+    stats = json.loads((res.run_dir / "expert_prefill.json").read_text())
+
+    def buffer_of(run: Path) -> Any:
+        model = SAC.load(run / "model.zip", device="cpu")
+        model.load_replay_buffer(run / "replay_buffer.pkl")
+        return model.replay_buffer
+
+    buf = buffer_of(res.run_dir)
+    assert isinstance(buf, ExpertReplayBuffer) and buf.n_expert == n and buf.expert_ratio == 0.5
+    assert buf.full and buf.pos == n
+    ends = np.flatnonzero(buf.dones[:n, 0])
+    np.testing.assert_array_equal(ends, np.arange(1, PREFILL_EPISODES + 1) * PUSH_EPISODE_STEPS - 1)
+    assert buf.rewards[:n].sum() == pytest.approx(PREFILL_EPISODES * stats["mean_return"], 1e-5)
+
+    # A resume: the config's ratio applies; a ratio-less config is refused (and vice versa).
+    more = cfg.model_copy(update={"steps": 5, "expert_ratio": 0.25})
+    train_sac(more, tmp_path / "more", progress=False, resume=res.run_dir / "model.zip")
+    assert buffer_of(tmp_path / "more").expert_ratio == 0.25
+    with pytest.raises(ValueError, match=f"keeps {n} expert transitions"):
+        train_sac(
+            cfg.model_copy(update={"expert_ratio": None}),
+            tmp_path / "bad",
+            progress=False,
+            resume=res.run_dir / "model.zip",
+        )
+    plain = train_sac(
+        SACConfig(steps=12, buffer_size=n + 20, **base), tmp_path / "plain", progress=False
+    )
+    with pytest.raises(ValueError, match="keeps no expert transitions"):
+        train_sac(cfg, tmp_path / "bad", progress=False, resume=plain.model_path)
+
+    # A checkpoint has no buffer beside it: the same expert episodes are put back and frozen.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(res.model_path, lone / "model.zip")
+    again = train_sac(
+        cfg.model_copy(update={"steps": 5}),
+        tmp_path / "again",
+        progress=False,
+        resume=lone / "model.zip",
+    )
+    rebuilt = buffer_of(again.run_dir)
+    assert rebuilt.n_expert == n
+    np.testing.assert_array_equal(rebuilt.observations[:n], buf.observations[:n])
+    for bad, needle in [
+        ({"expert_ratio": 1.0}, "expert_ratio must be in (0, 1), got 1.0"),
+        ({"expert_ratio": 0.5, "expert_episodes": 0}, "needs expert_episodes >= 1"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(needle)):
+            SACConfig(env_id="softrod/PushCube-v1", **{"expert_episodes": 1, **bad})
+
+
 def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "cli_run"
     rc = main(
@@ -205,6 +316,10 @@ def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture
         (["train", "Reach-v0", "--env-kwargs", '{"error_gain": "x"}', "-o", str(run)], "'str'"),
         (["train", "Reach-v0", "--steps", "-5", "-o", str(run)], "steps must be >= 1, got -5"),
         (["train", "Reach-v0", "--expert-episodes", "3", "-o", str(run)], "no scripted expert"),
+        (
+            ["train", "PushCube-v1", "--expert-ratio", "0.5", "-o", str(run)],
+            "needs expert_episodes",
+        ),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err

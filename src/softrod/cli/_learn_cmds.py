@@ -129,6 +129,12 @@ def train_cmd(
         help="SAC: put this many episodes of the env's scripted expert in the replay buffer "
         "first (envs with an expert: softrod demos --help).",
     ),
+    expert_ratio: float | None = typer.Option(
+        None,
+        help="SAC with --expert-episodes: keep the expert's transitions for the whole run and "
+        "draw this fraction of every minibatch from them (RLPD: 0.5) [default: sampled "
+        "uniformly with the rest, overwritten once the buffer is full].",
+    ),
     checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
     log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
     env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
@@ -226,6 +232,7 @@ def train_cmd(
         gradient_steps=gradient_steps,
         target_entropy=target_entropy,
         expert_episodes=expert_episodes,
+        expert_ratio=expert_ratio,
         checkpoint_every=checkpoint_every,
         log_every=log_every,
     )

@@ -69,7 +69,14 @@ class SACConfig(_Config):
         default=0,
         description="Episodes of the env's scripted expert (softrod.learn.make_expert) put in "
         "the replay buffer before training (a new run only; one env). They stay there only "
-        "while buffer_size exceeds them plus the training steps.",
+        "while buffer_size exceeds them plus the training steps, unless expert_ratio is set.",
+    )
+    expert_ratio: float | None = Field(
+        default=None,
+        description="With expert_episodes: the fraction of every minibatch drawn from the "
+        "expert's transitions, which then stay in the buffer for the whole run (symmetric "
+        "sampling, RLPD: Ball et al. 2023, uses 0.5). None: they are sampled uniformly with "
+        "the agent's own transitions and overwritten once the buffer is full.",
     )
 
     @model_validator(mode="after")
@@ -95,6 +102,13 @@ class SACConfig(_Config):
             raise ValueError(
                 f"expert_episodes needs n_envs 1 (one expert env), got n_envs {self.n_envs}"
             )
+        if self.expert_ratio is not None:
+            if not 0 < self.expert_ratio < 1:
+                raise ValueError(f"expert_ratio must be in (0, 1), got {self.expert_ratio}")
+            if not self.expert_episodes:
+                raise ValueError(
+                    f"expert_ratio {self.expert_ratio} needs expert_episodes >= 1, got 0"
+                )
         if not 0 < self.gamma <= 1 or not 0 < self.tau <= 1 or not self.learning_rate > 0:
             raise ValueError(
                 "gamma and tau must be in (0, 1] and learning_rate > 0, got "

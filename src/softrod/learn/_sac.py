@@ -13,6 +13,9 @@ A run directory holds everything the run produced, so that it can be inspected a
 | `learning_curve.png` | return and final distance against environment steps |
 | `summary.json` | steps, wall time [s], steps/s, whether Ctrl-C or `max_minutes` stopped it |
 | `expert_prefill.json` | with `expert_episodes`: the expert episodes put in the buffer first |
+
+With `expert_ratio`, the buffer is `softrod.learn._replay.ExpertReplayBuffer`: the expert's
+transitions stay in it for the whole run and fill that fraction of every minibatch.
 """
 
 from __future__ import annotations
@@ -152,6 +155,25 @@ def prefill_with_expert(model: Any, config: SACConfig) -> dict[str, float]:
         "success_rate": successes / n,
         "mean_return": float(np.mean(returns)) if returns else float("nan"),
     }
+
+
+def _check_restored_buffer(buffer: Any, config: SACConfig, path: Path) -> None:
+    """Refuse a restored replay buffer whose expert prefix disagrees with `config.expert_ratio`;
+    otherwise the config's ratio applies from here on."""
+    n_expert = int(getattr(buffer, "n_expert", 0))
+    if config.expert_ratio is None and n_expert:
+        raise ValueError(
+            f"expert_ratio None, but the replay buffer {path} keeps {n_expert} expert "
+            "transitions: resume with the run's expert_ratio"
+        )
+    if config.expert_ratio is not None:
+        if not n_expert:
+            raise ValueError(
+                f"expert_ratio {config.expert_ratio}, but the replay buffer {path} keeps no expert "
+                "transitions (written without expert_ratio): resume without it, or move the "
+                "buffer away to refill the demonstrations"
+            )
+        buffer.expert_ratio = float(config.expert_ratio)
 
 
 def _has_tb() -> bool:
@@ -374,6 +396,11 @@ def train_sac(
             "gradient_steps": config.gradient_steps,
             "target_entropy": "auto" if config.target_entropy is None else config.target_entropy,
         }
+        if config.expert_ratio is not None:
+            from softrod.learn._replay import ExpertReplayBuffer
+
+            hyper["replay_buffer_class"] = ExpertReplayBuffer
+        restored = False
         if resume is not None:
             # The network and its weights come from the file, the hyperparameters from config.
             model = load_sac(resume, env=env, device="cpu", **hyper)
@@ -387,6 +414,8 @@ def train_sac(
                         f"cannot read the replay buffer {buffer}: the file is truncated or "
                         f"corrupt ({exc}); delete it to resume without it"
                     ) from None
+                restored = True
+                _check_restored_buffer(model.replay_buffer, config, buffer)
             else:
                 # No buffer: refill `learning_starts` transitions before the first update, or
                 # the first updates fit a handful of samples and undo part of the training.
@@ -402,10 +431,15 @@ def train_sac(
                 device="cpu",
                 verbose=0,
             )
-        if config.expert_episodes and resume is None:
-            # Demonstrations first; a resumed run has them in its restored buffer already.
+        if config.expert_episodes and (
+            resume is None or (config.expert_ratio is not None and not restored)
+        ):
+            # Demonstrations first. A resumed run has them in its restored buffer already; one
+            # resumed from a checkpoint (no buffer) that keeps them gets the same episodes again.
             expert_stats = prefill_with_expert(model, config)
             (run / "expert_prefill.json").write_text(json.dumps(expert_stats, indent=2))
+            if config.expert_ratio is not None:
+                model.replay_buffer.protect_expert(config.expert_ratio)
         model.set_logger(configure(str(run), ["csv", *(["tensorboard"] if _has_tb() else [])]))
         start_steps = int(model.num_timesteps)
         logger, callbacks = _callback(config, run, progress, max_minutes)
