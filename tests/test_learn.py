@@ -101,6 +101,10 @@ def test_sac_resume_restores_buffer_and_applies_config(tmp_path: Path) -> None:
     model = SAC.load(tmp_path / "b" / "model.zip", device="cpu")
     model.load_replay_buffer(tmp_path / "b" / "replay_buffer.pkl")
     assert model.num_timesteps == 280 and model.batch_size == 32
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert (summary["steps"], summary["total_steps"], summary["resumed_at_step"]) == (80, 280, 200)
+    assert summary["resumed_from"] == str(first.run_dir / "model.zip")
+    assert json.loads((first.run_dir / "summary.json").read_text())["resumed_from"] is None
     assert model.learning_rate == pytest.approx(1e-4)
     assert model.target_entropy == pytest.approx(-7.5)
     assert model.replay_buffer.size() == 280  # 200 carried over + 80 new

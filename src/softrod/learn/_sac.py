@@ -11,7 +11,7 @@ A run directory holds everything the run produced, so that it can be inspected a
 | `model.zip` | the final policy |
 | `replay_buffer.pkl` | the final replay buffer (a `resume` from `model.zip` restores it) |
 | `learning_curve.png` | return and final distance against environment steps |
-| `summary.json` | steps, wall time [s], steps/s, whether Ctrl-C or `max_minutes` stopped it |
+| `summary.json` | this process's steps, wall time [s], steps/s; total steps; what it resumed |
 | `expert_prefill.json` | with `expert_episodes`: the expert episodes put in the buffer first |
 
 With `expert_ratio`, the buffer is `softrod.learn._replay.ExpertReplayBuffer`: the expert's
@@ -481,6 +481,10 @@ def train_sac(
             {
                 "env_id": config.env_id,
                 "steps": result.steps,
+                # A resumed run's steps and wall time are its own; these place it in the whole.
+                "total_steps": int(model.num_timesteps),
+                "resumed_from": None if resume is None else str(resume),
+                "resumed_at_step": start_steps if resume is not None else None,
                 "wall_time_s": round(wall, 2),
                 "steps_per_second": round(result.steps_per_second, 2),
                 "episodes": result.episodes,
