@@ -11,7 +11,7 @@ A run directory holds everything the run produced, so that it can be inspected a
 | `model.zip` | the final policy |
 | `replay_buffer.pkl` | the final replay buffer (a `resume` from `model.zip` restores it) |
 | `learning_curve.png` | return and final distance against environment steps |
-| `summary.json` | this process's steps, wall time [s], steps/s; total steps; what it resumed |
+| `summary.json` | this process's steps, wall time [s], steps/s; total steps; resume; early stop |
 | `expert_prefill.json` | with `expert_episodes`: the expert episodes put in the buffer first |
 
 With `expert_ratio`, the buffer is `softrod.learn._replay.ExpertReplayBuffer`: the expert's
