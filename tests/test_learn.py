@@ -314,6 +314,7 @@ def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture
         (["train", "Reach-v0", "--algo", "dqn"], "--algo"),
         (["train", "Reach-v0", "--env-kwargs", "[1]"], "--env-kwargs"),
         (["eval", str(tmp_path / "missing")], "no policy"),
+        (["eval", str(out), "--temporal-ensemble", "off"], "BC policies only"),
         (["bench", "envs", "--steps", "2"], "--steps"),
         # An unknown kwarg or a value of the wrong type: one line, and no run directory made.
         (["train", "Reach-v0", "--env-kwargs", '{"foo": 1}', "-o", str(run)], "'foo'"),
@@ -346,7 +347,7 @@ def test_bench_envs_reports_every_metric(capsys: pytest.CaptureFixture) -> None:
 # -- demonstrations, duplicate filter, experts, behaviour cloning, teleoperation ---------------
 
 from softrod.learn import BCConfig  # noqa: E402
-from softrod.learn._bc import is_bc_policy, load_bc_policy, train_bc  # noqa: E402
+from softrod.learn._bc import BCPolicy, is_bc_policy, load_bc_policy, train_bc  # noqa: E402
 from softrod.learn._demos import DemoSet, duplicate_mask, record_demos  # noqa: E402
 from softrod.learn._teleop import record_teleop, script_keys  # noqa: E402
 
@@ -444,6 +445,40 @@ def test_behaviour_cloning_trains_saves_and_runs(tmp_path: Path, policy: str) ->
     # Deterministic at run time (z = 0, no dropout): the same episode twice.
     again = evaluate(pol, pol.env_id, episodes=1, env_kwargs={"episode_steps": 8})
     assert ev.returns[0] == again.returns[0]
+
+
+def test_bc_policy_runs_chunks_ensembled_or_open_loop() -> None:
+    """BCPolicy.act with temporal ensembling averages, at step t, entry t - q of every chunk
+    queried at q in (t - k, t], weights exp(-m i) with i = 0 the oldest; with it off (m < 0)
+    the policy queries every k-th step and plays that chunk open loop."""
+    k, m, steps = 4, 0.7, 11
+    cfg = BCConfig(chunk=k, hidden=8, layers=1, temporal_ensemble=m)
+    stats = {n: np.zeros(1) for n in ("obs_mean", "act_mean")}
+    stats |= {n: np.ones(1) for n in ("obs_std", "act_std")}
+    pol = BCPolicy(torch.nn.Linear(1, 1), cfg, stats, "softrod/FlipSwitch-v0", {})
+    queried: list[int] = []
+
+    def chunk_at(q: int) -> np.ndarray:
+        # The chunk queried at step q: entry j is 100 q + j (one action dimension).
+        return (100.0 * q + np.arange(k))[:, None]
+
+    def predict(obs: np.ndarray) -> np.ndarray:
+        queried.append(pol._t)
+        return chunk_at(pol._t)
+
+    pol._predict = predict  # type: ignore[method-assign]
+    got = [pol.act(np.zeros(1))[0] for _ in range(steps)]
+    for t in range(steps):
+        qs = np.arange(max(0, t - k + 1), t + 1)  # oldest first
+        w = np.exp(-m * np.arange(len(qs)))
+        want = sum(wi * chunk_at(q)[t - q, 0] for wi, q in zip(w, qs, strict=True)) / w.sum()
+        assert got[t] == pytest.approx(want, rel=1e-6), t
+    assert queried == list(range(steps))
+    queried.clear()
+    pol.set_temporal_ensemble(-1.0)  # also starts a new episode
+    got = [pol.act(np.zeros(1))[0] for _ in range(steps)]
+    assert queried == [0, 4, 8]
+    assert got == [100.0 * (t - t % k) + t % k for t in range(steps)]
 
 
 #: Iterations and decay of the weight-averaging test (decay high enough that the warm-up
@@ -660,6 +695,15 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
     assert load_config(run / "config.yaml").lr_schedule == "cosine"  # type: ignore[union-attr]
     assert main(["eval", str(run), "--episodes", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["env_id"] == "softrod/WholeBodyGrasp-v0"
+    # --temporal-ensemble: 'off' trains a policy that runs its chunks open loop; eval can
+    # override the way a BC policy runs its chunks without retraining.
+    open_run = tmp_path / "bc-open"
+    argv = ["bc", str(demos), "-o", str(open_run), "--iterations", "2", "--hidden", "16"]
+    assert main([*argv, "--val-episodes", "0", "--temporal-ensemble", "off", "--no-progress"]) == 0
+    assert load_config(open_run / "config.yaml").temporal_ensemble == -1.0  # type: ignore[union-attr]
+    capsys.readouterr()
+    assert main(["eval", str(run), "--episodes", "1", "--temporal-ensemble", "0.5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["episodes"] == 1
     for argv, needle in [
         (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),
         (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
@@ -667,6 +711,8 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
         (["bc", str(demos), "-o", str(run), "--val-episodes", "-1"], "--val-episodes"),
         (["bc", str(demos), "-o", str(run), "--dropout", "1.5"], "dropout must be in [0, 1)"),
         (["bc", str(demos), "-o", str(run), "--lr-schedule", "step"], "--lr-schedule"),
+        (["bc", str(demos), "-o", str(run), "--temporal-ensemble", "-1"], "'-1'"),
+        (["eval", str(run), "--temporal-ensemble", "fast"], "number >= 0 or off, got 'fast'"),
         (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
     ]:
         assert main(argv) == 2

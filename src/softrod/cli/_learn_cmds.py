@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -426,6 +427,19 @@ def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
     return load_sb3_policy(path), env_id, kwargs
 
 
+def _temporal_ensemble(text: str) -> float:
+    """--temporal-ensemble: 'off' -> -1 (open-loop chunks), else a weight k >= 0."""
+    if text.strip().lower() == "off":
+        return -1.0
+    try:
+        k = float(text)
+    except ValueError:
+        k = math.nan
+    if not (k >= 0 and math.isfinite(k)):
+        raise CliError(f"--temporal-ensemble must be a number >= 0 or off, got {text!r}")
+    return k
+
+
 @app.command("eval")
 def eval_cmd(
     policy: Path = typer.Argument(
@@ -441,13 +455,23 @@ def eval_cmd(
     ),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the summary JSON here."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    temporal_ensemble: str | None = typer.Option(
+        None,
+        help="BC policies: run the chunks with this temporal-ensembling weight k >= 0, or 'off' "
+        "(each chunk open loop) [the one the policy was trained with].",
+    ),
 ) -> None:
     """Success rate and final distance of a trained policy over seeded episodes."""
-    from softrod.learn import evaluate
+    from softrod.learn import BCPolicy, evaluate
 
     if episodes < 1:
         raise CliError(f"--episodes must be >= 1, got {episodes}")
+    te = None if temporal_ensemble is None else _temporal_ensemble(temporal_ensemble)
     pol, run_env, kwargs = _load_policy(policy)
+    if te is not None:
+        if not isinstance(pol, BCPolicy):
+            raise CliError(f"--temporal-ensemble applies to BC policies only, not {policy}")
+        pol.set_temporal_ensemble(te)
     if env is None and run_env is None:
         raise CliError("--env is required: the policy does not record its environment")
     env_id = resolve_env_id(env) if env is not None else str(run_env)
@@ -558,6 +582,12 @@ def bc_cmd(
     time_input: bool = typer.Option(
         False, "--time-input/--no-time-input", help="Also feed the time since reset."
     ),
+    temporal_ensemble: str = typer.Option(
+        "0.01",
+        help="How the chunks are run (validation, evaluation, and later `softrod eval`): "
+        "temporal ensembling with weights exp(-k i), i = 0 the oldest (k >= 0), or 'off' "
+        "(query every chunk-th step and run the chunk open loop).",
+    ),
     ema_decay: float = typer.Option(
         0.0,
         help="Average the weights (exponential moving average, this decay per step) and "
@@ -603,6 +633,7 @@ def bc_cmd(
         raise CliError(f"--val-episodes must be >= 0, got {val_episodes}")
     if val_every is not None and val_every < 1:
         raise CliError(f"--val-every must be >= 1, got {val_every}")
+    te = _temporal_ensemble(temporal_ensemble)
     config = BCConfig(
         policy="act" if policy == "act" else "mlp",
         iterations=iterations,
@@ -620,6 +651,7 @@ def bc_cmd(
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
         ema_decay=ema_decay,
+        temporal_ensemble=te,
         lr_schedule="cosine" if lr_schedule == "cosine" else "constant",
     )
     if resume and overwrite:

@@ -246,6 +246,12 @@ class BCPolicy:
         self.env_kwargs = env_kwargs
         self.reset()
 
+    def set_temporal_ensemble(self, k: float) -> None:
+        """Run the chunks with ensembling weight `k` (>= 0), or open loop (k < 0), from now on
+        (the weights are unchanged; the next episode starts afresh)."""
+        self.cfg = self.cfg.model_copy(update={"temporal_ensemble": float(k)})
+        self.reset()
+
     def reset(self) -> None:
         self._t = 0
         self._preds: list[tuple[int, np.ndarray]] = []  # (query step, (k, a) actions)
