@@ -78,3 +78,30 @@ def test_rollouts_report_closest_distance_and_ranges(learning_example) -> None:
     # Every other number of the task's info comes as [min, max] over the episode.
     assert all(lo <= hi for lo, hi in row["range"].values())
     assert "distance" not in row["range"]
+    assert row["ensemble_spread"] is None  # the policy does not ensemble chunks
+
+
+def test_ensemble_spread_is_the_disagreement_of_the_averaged_chunks(learning_example) -> None:
+    """At step t an ensembling policy averages entry t - q of the chunks queried at q in
+    (t - k, t]; the spread is their std (mean over the components before split)."""
+    from softrod.learn import BCConfig, BCPolicy
+
+    diag = learning_example("bc_diagnostics")
+    k, steps = 5, 9
+    stats = {n: np.zeros(1) for n in ("obs_mean", "act_mean")}
+    stats |= {n: np.ones(1) for n in ("obs_std", "act_std")}
+    cfg = BCConfig(chunk=k, hidden=8, layers=1)
+    pol = BCPolicy(torch.nn.Linear(1, 1), cfg, stats, "softrod/FlipSwitch-v0", {})
+    # Chunk queried at q: entry j is (100 q + j, 7) -- the second component agrees always.
+    pol._predict = lambda obs: np.column_stack(  # type: ignore[method-assign]
+        [100.0 * pol._t + np.arange(k), np.full(k, 7.0)]
+    )
+    for t in range(steps):
+        pol.act(np.zeros(1))
+        # The averaged entries are 100 q + t - q = 99 q + t over the queries q still open.
+        want = 99.0 * np.arange(max(0, t - k + 1), t + 1).std()
+        assert diag._spread(pol, 1) == pytest.approx(want, rel=1e-9), t
+        assert diag._spread(pol, 2) == pytest.approx(want / 2, rel=1e-9), t
+    pol.set_temporal_ensemble(-1.0)
+    pol.act(np.zeros(1))
+    assert diag._spread(pol, 1) is None  # open-loop chunks average nothing

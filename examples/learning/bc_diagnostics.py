@@ -15,6 +15,10 @@ For each BC/ACT policy file:
   every other number the task's `info` reports (FlipSwitch-v0: `toggle`, the lever angle, whose
   max says how far a failed press got; off is >= 0.2 rad).
 
+`--temporal-ensemble` runs the closed-loop episodes with another way of executing the chunks
+than the policy was trained with (a weight k >= 0, or `off`: each chunk open loop; the fit is
+the same either way).
+
 A policy that fails as often on its own training seeds as on unseen ones does not fail for lack
 of generalisation; one whose fit error is larger than another's fits its own data worse.
 
@@ -65,9 +69,22 @@ def fit(policy, demos: DemoSet, horizon: int, split: int) -> dict:
     }
 
 
-def rollouts(policy, env_id: str, env_kwargs: dict, seeds: list[int]) -> dict:
-    """Closed-loop episodes from the given reset seeds: success, the closest distance and the
-    range of each numeric info entry over each episode."""
+def _spread(policy, split: int) -> float | None:
+    """Std over the overlapping chunk predictions of the step just acted, mean over the action
+    components before `split`; None when the policy does not ensemble its chunks."""
+    preds = getattr(policy, "_preds", None)
+    if not preds or policy.cfg.temporal_ensemble < 0:
+        return None
+    t = policy._t - 1
+    return float(np.array([p[t - q, :split] for q, p in preds]).std(axis=0).mean())
+
+
+def rollouts(policy, env_id: str, env_kwargs: dict, seeds: list[int], split: int = 7) -> dict:
+    """Closed-loop episodes from the given reset seeds: success, the closest distance, the
+    range of each numeric info entry over each episode and, for a policy that ensembles its
+    chunks, how much the chunks it averages disagree (`ensemble_spread`: the std over them of
+    each action component before `split`, averaged over the components; its mean and max over
+    the episode's steps, env units)."""
     import gymnasium as gym
 
     import softrod.envs  # noqa: F401
@@ -80,9 +97,13 @@ def rollouts(policy, env_id: str, env_kwargs: dict, seeds: list[int]) -> dict:
             policy.reset()
             lo: dict[str, float] = {}
             hi: dict[str, float] = {}
+            spreads: list[float] = []
             done = False
             while not done:
-                obs, _, term, trunc, info = env.step(policy.act(obs))
+                action = policy.act(obs)
+                if (sp := _spread(policy, split)) is not None:
+                    spreads.append(sp)
+                obs, _, term, trunc, info = env.step(action)
                 done = term or trunc
                 for key, v in info.items():
                     if isinstance(v, bool | int | float | np.number) and not isinstance(v, bool):
@@ -94,6 +115,11 @@ def rollouts(policy, env_id: str, env_kwargs: dict, seeds: list[int]) -> dict:
                     "success": bool(info.get("success", False)),
                     "min_distance": lo.get("distance"),
                     "range": {k: [lo[k], hi[k]] for k in sorted(lo) if k != "distance"},
+                    "ensemble_spread": (
+                        {"mean": float(np.mean(spreads)), "max": float(np.max(spreads))}
+                        if spreads
+                        else None
+                    ),
                 }
             )
     finally:
@@ -108,8 +134,18 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=20, help="Closed-loop episodes per seed set.")
     ap.add_argument("--horizon", type=int, default=10, help="Predicted actions compared per frame.")
     ap.add_argument("--split", type=int, default=7, help="Action components reported apart.")
+    ap.add_argument(
+        "--temporal-ensemble",
+        default=None,
+        help="Closed loop: ensembling weight k >= 0, or off (open-loop chunks) [as trained].",
+    )
     ap.add_argument("-o", "--out", type=Path, required=True, help="JSON with every number.")
     args = ap.parse_args()
+    te = args.temporal_ensemble
+    if te == "off":
+        te = -1.0
+    elif te is not None and not float(te) >= 0:
+        raise SystemExit(f"--temporal-ensemble must be >= 0 or off, got {te}")
     import torch
 
     torch.set_num_threads(1)
@@ -122,10 +158,13 @@ def main() -> None:
     out = {"demos": str(args.demos), "policies": {}}
     for path in args.policies:
         pol = load_bc_policy(path)
+        if te is not None:
+            pol.set_temporal_ensemble(float(te))
         row = {
+            "temporal_ensemble": pol.cfg.temporal_ensemble,
             "fit": fit(pol, demos, args.horizon, args.split),
-            "own_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, own),
-            "validation_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, unseen),
+            "own_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, own, args.split),
+            "validation_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, unseen, args.split),
         }
         out["policies"][str(path)] = row
         f = row["fit"]
