@@ -643,7 +643,9 @@ def test_teleop_script_records_raw_frames_with_duplicates() -> None:
     assert demos.success[0]  # the operator kept it with `n`
 
 
-def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_cli_demos_bc_eval(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     demos = tmp_path / "grasp.npz"
     assert (
         main(
@@ -702,8 +704,17 @@ def test_cli_demos_bc_eval(tmp_path: Path, capsys: pytest.CaptureFixture) -> Non
     assert main([*argv, "--val-episodes", "0", "--temporal-ensemble", "off", "--no-progress"]) == 0
     assert load_config(open_run / "config.yaml").temporal_ensemble == -1.0  # type: ignore[union-attr]
     capsys.readouterr()
+    ran_with: list[float] = []
+    act = BCPolicy.act
+    monkeypatch.setattr(
+        BCPolicy,
+        "act",
+        lambda self, obs: ran_with.append(self.cfg.temporal_ensemble) or act(self, obs),
+    )
     assert main(["eval", str(run), "--episodes", "1", "--temporal-ensemble", "0.5", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["episodes"] == 1
+    assert ran_with and set(ran_with) == {0.5}  # trained with 0.01, run with 0.5
+    monkeypatch.undo()
     for argv, needle in [
         (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),
         (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
