@@ -626,6 +626,70 @@ def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -
         train_bc(short, cfg, tmp_path / "bad", progress=False, val_episodes=-1)
 
 
+def _scripted_validation(monkeypatch: pytest.MonkeyPatch, rates: list[float]) -> list[float]:
+    """Replace the validation episodes by scripted success rates, one per call in call order;
+    returns the ways (`temporal_ensemble`) the policies were run with, in call order."""
+    from types import SimpleNamespace
+
+    import softrod.learn._eval as eval_module
+
+    ways: list[float] = []
+
+    def fake(policy: BCPolicy, *args: Any, **kwargs: Any) -> Any:
+        ways.append(policy.cfg.temporal_ensemble)
+        rate = rates[len(ways) - 1]
+        return SimpleNamespace(success_rate=rate, final_distance=np.full(2, 1.0 - rate))
+
+    monkeypatch.setattr(eval_module, "evaluate", fake)
+    return ways
+
+
+@pytest.mark.parametrize(
+    "rates, chosen",
+    [
+        # (iteration 2: open loop, ensembled; iteration 4: open loop, ensembled)
+        ([0.5, 0.5, 0.9, 0.6], (4, -1.0)),  # the best pair is open loop at 4
+        ([0.9, 0.9, 0.1, 0.1], (2, 0.05)),  # a tie at one iteration keeps the ensembled way
+        ([0.2, 0.7, 0.7, 0.5], (4, -1.0)),  # a tie across iterations keeps the later one
+    ],
+)
+def test_behaviour_cloning_selects_the_way_its_chunks_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rates: list[float], chosen: tuple
+) -> None:
+    """With `select_execution` every candidate is validated open loop, then ensembled, and the
+    policy is the better (iteration, way): its file runs the chosen way."""
+    import dataclasses
+
+    short = dataclasses.replace(
+        _expert_demo("softrod/FlipSwitch-v0"), env_kwargs={"episode_steps": 6}
+    )
+    cfg = BCConfig(
+        iterations=4, hidden=16, layers=1, chunk=3, batch_size=16, temporal_ensemble=0.05,
+        select_execution=True,
+    )  # fmt: skip
+    ways = _scripted_validation(monkeypatch, rates)
+    res = train_bc(short, cfg, tmp_path / "auto", progress=False, val_episodes=2, val_every=2)
+    assert ways == [-1.0, 0.05, -1.0, 0.05]
+    summary = json.loads((res.run_dir / "summary.json").read_text())
+    rows = summary["validation"]["candidates"]
+    assert [(r["iteration"], r["temporal_ensemble"], r["success_rate"]) for r in rows] == [
+        (2, -1.0, rates[0]),
+        (2, 0.05, rates[1]),
+        (4, -1.0, rates[2]),
+        (4, 0.05, rates[3]),
+    ]
+    assert (res.selected_iteration, res.temporal_ensemble) == chosen
+    assert (summary["selected_iteration"], summary["selected_temporal_ensemble"]) == chosen
+    assert load_bc_policy(res.policy_path).cfg.temporal_ensemble == chosen[1]
+    # The run's configuration keeps the choice to make, not the choice made.
+    assert load_config(res.run_dir / "config.yaml").select_execution  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="select_execution needs validation episodes"):
+        train_bc(short, cfg, tmp_path / "bad", progress=False, val_episodes=0)
+    for bad in ({"chunk": 1}, {"temporal_ensemble": -1.0}):
+        with pytest.raises(ValueError, match="select_execution needs chunk > 1"):
+            BCConfig(select_execution=True, **bad)
+
+
 def test_teleop_script_records_raw_frames_with_duplicates() -> None:
     # Bend segment 1, then idle long enough for the robot to come to rest: the idle frames
     # repeat the same state and the filter removes them.
@@ -715,6 +779,15 @@ def test_cli_demos_bc_eval(
     assert json.loads(capsys.readouterr().out)["episodes"] == 1
     assert ran_with and set(ran_with) == {0.5}  # trained with 0.01, run with 0.5
     monkeypatch.undo()
+    # --temporal-ensemble auto: validated both ways (scripted here: open loop better).
+    auto_run = tmp_path / "bc-auto"
+    _scripted_validation(monkeypatch, [0.0, 0.0, 1.0, 0.5])
+    auto_argv = ["bc", str(demos), "-o", str(auto_run), "--iterations", "2", "--hidden", "16"]
+    auto_argv += ["--val-episodes", "1", "--val-every", "1", "--temporal-ensemble", "auto"]
+    assert main([*auto_argv, "--no-progress"]) == 0
+    assert "selected_temporal_ensemble: off" in capsys.readouterr().out
+    assert load_bc_policy(auto_run).cfg.temporal_ensemble == -1.0
+    monkeypatch.undo()
     for argv, needle in [
         (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),
         (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
@@ -724,6 +797,24 @@ def test_cli_demos_bc_eval(
         (["bc", str(demos), "-o", str(run), "--lr-schedule", "step"], "--lr-schedule"),
         (["bc", str(demos), "-o", str(run), "--temporal-ensemble", "-1"], "'-1'"),
         (["eval", str(run), "--temporal-ensemble", "fast"], "number >= 0 or off, got 'fast'"),
+        (["eval", str(run), "--temporal-ensemble", "auto"], "number >= 0 or off, got 'auto'"),
+        (
+            [
+                "bc",
+                str(demos),
+                "-o",
+                str(run),
+                "--temporal-ensemble",
+                "auto",
+                "--val-episodes",
+                "0",
+            ],
+            "--temporal-ensemble auto chooses on validation: needs --val-episodes > 0",
+        ),
+        (
+            ["bc", str(demos), "-o", str(run), "--temporal-ensemble", "auto", "--chunk", "1"],
+            "--temporal-ensemble auto needs --chunk > 1, got 1",
+        ),
         (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
     ]:
         assert main(argv) == 2

@@ -427,16 +427,25 @@ def _load_policy(path: Path) -> tuple[Any, str | None, dict[str, Any]]:
     return load_sb3_policy(path), env_id, kwargs
 
 
-def _temporal_ensemble(text: str) -> float:
-    """--temporal-ensemble: 'off' -> -1 (open-loop chunks), else a weight k >= 0."""
+#: `softrod bc --temporal-ensemble auto`: the ensembling weight compared with open loop (the
+#: BCConfig default, seed 002's exp(-0.01 i)).
+AUTO_TEMPORAL_ENSEMBLE = 0.01
+
+
+def _temporal_ensemble(text: str, allow_auto: bool = False) -> float | None:
+    """--temporal-ensemble: 'off' -> -1 (open-loop chunks), a weight k >= 0, or (where
+    `allow_auto`) 'auto' -> None (validate both ways)."""
     if text.strip().lower() == "off":
         return -1.0
+    if allow_auto and text.strip().lower() == "auto":
+        return None
     try:
         k = float(text)
     except ValueError:
         k = math.nan
     if not (k >= 0 and math.isfinite(k)):
-        raise CliError(f"--temporal-ensemble must be a number >= 0 or off, got {text!r}")
+        choices = "a number >= 0, off or auto" if allow_auto else "a number >= 0 or off"
+        raise CliError(f"--temporal-ensemble must be {choices}, got {text!r}")
     return k
 
 
@@ -585,8 +594,9 @@ def bc_cmd(
     temporal_ensemble: str = typer.Option(
         "0.01",
         help="How the chunks are run (validation, evaluation, and later `softrod eval`): "
-        "temporal ensembling with weights exp(-k i), i = 0 the oldest (k >= 0), or 'off' "
-        "(query every chunk-th step and run the chunk open loop).",
+        "temporal ensembling with weights exp(-k i), i = 0 the oldest (k >= 0), 'off' "
+        "(query every chunk-th step and run the chunk open loop), or 'auto' (validate every "
+        "candidate both ways, k = 0.01 and off, and keep the better iteration and way).",
     ),
     ema_decay: float = typer.Option(
         0.0,
@@ -633,7 +643,11 @@ def bc_cmd(
         raise CliError(f"--val-episodes must be >= 0, got {val_episodes}")
     if val_every is not None and val_every < 1:
         raise CliError(f"--val-every must be >= 1, got {val_every}")
-    te = _temporal_ensemble(temporal_ensemble)
+    te = _temporal_ensemble(temporal_ensemble, allow_auto=True)
+    if te is None and val_episodes == 0:
+        raise CliError("--temporal-ensemble auto chooses on validation: needs --val-episodes > 0")
+    if te is None and chunk < 2:
+        raise CliError(f"--temporal-ensemble auto needs --chunk > 1, got {chunk}")
     config = BCConfig(
         policy="act" if policy == "act" else "mlp",
         iterations=iterations,
@@ -651,7 +665,8 @@ def bc_cmd(
         dedup_tol=None if no_dedup else 1e-9,
         feedforward=4 * hidden,
         ema_decay=ema_decay,
-        temporal_ensemble=te,
+        temporal_ensemble=AUTO_TEMPORAL_ENSEMBLE if te is None else te,
+        select_execution=te is None,
         lr_schedule="cosine" if lr_schedule == "cosine" else "constant",
     )
     if resume and overwrite:
@@ -684,6 +699,9 @@ def bc_cmd(
     print(f"final_loss: {res.final_loss:.5g}")
     if val_episodes > 0:
         print(f"selected_iteration: {res.selected_iteration} (best on {val_episodes} episodes)")
+        if config.select_execution:
+            way = "off" if (res.temporal_ensemble or 0.0) < 0 else res.temporal_ensemble
+            print(f"selected_temporal_ensemble: {way}")
     if eval_episodes > 0:
         pol = load_bc_policy(res.policy_path)
         ev = evaluate(pol, pol.env_id, episodes=eval_episodes, env_kwargs=pol.env_kwargs)

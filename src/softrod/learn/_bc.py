@@ -27,6 +27,10 @@ on validation episodes (reset seeds `val_seed`, `val_seed` + 1, ...; 20000+ by d
 from the test seeds 10000-10099) and the best of these checkpoints (highest success rate, then
 lowest mean final distance; the later one on a tie) is written as the policy; the validation
 history and the chosen iteration are in `summary.json`. Without, the last weights are the policy.
+With `select_execution` each candidate is validated twice, its chunks run open loop and then
+ensembled, and the better (iteration, way) pair is the policy (a tie at one iteration keeps the
+ensembled way, seed 002's): how a policy runs its chunks can matter as much as its weights
+(docs/learning.md, "The grasp, both ways").
 """
 
 from __future__ import annotations
@@ -206,6 +210,9 @@ class BCResult:
     interrupted: bool = False
     #: Iteration whose weights are the policy (the last one without validation episodes).
     selected_iteration: int | None = None
+    #: How the policy runs its chunks (`BCConfig.temporal_ensemble`: the chosen way with
+    #: `select_execution`, -1 = open loop).
+    temporal_ensemble: float | None = None
 
 
 #: Iterations between training checkpoints (a few seconds of training; a checkpoint of the
@@ -290,6 +297,12 @@ class BCPolicy:
     __call__ = act
 
 
+def _val_key(row: dict[str, Any]) -> tuple[float, float]:
+    """Order of validated candidates: success rate, then the lower mean final distance."""
+    dist = row["final_distance_mean"]
+    return (row["success_rate"], -(np.inf if dist is None else dist))
+
+
 def train_bc(
     demos: DemoSet | str | Path,
     config: BCConfig,
@@ -324,6 +337,8 @@ def train_bc(
 
     if val_episodes < 0:
         raise ValueError(f"val_episodes must be >= 0, got {val_episodes}")
+    if config.select_execution and val_episodes == 0:
+        raise ValueError("select_execution needs validation episodes (val_episodes > 0), got 0")
     if val_every is None:
         val_every = max(config.iterations // 4, 1)
     if val_every < 1:
@@ -436,30 +451,31 @@ def train_bc(
 
     def validate(it: int) -> None:
         # The network as a policy (eval mode: z = 0, no dropout, no random numbers drawn, so
-        # training continues as without validation) on the validation episodes.
+        # training continues as without validation) on the validation episodes; with
+        # `select_execution` open loop first, then ensembled (the later wins a tie).
         nonlocal best, val_time
         t_val = time.perf_counter()
         judged = net if ema is None else ema
         judged.eval()
-        pol = BCPolicy(judged, config, stats, data.env_id, data.env_kwargs, data.control_period)
-        res = evaluate(
-            pol, data.env_id, episodes=val_episodes, seed=val_seed, env_kwargs=data.env_kwargs
-        )
+        ways = (-1.0, config.temporal_ensemble) if config.select_execution else (None,)
+        for way in ways:
+            cfg = config if way is None else config.model_copy(update={"temporal_ensemble": way})
+            pol = BCPolicy(judged, cfg, stats, data.env_id, data.env_kwargs, data.control_period)
+            res = evaluate(
+                pol, data.env_id, episodes=val_episodes, seed=val_seed, env_kwargs=data.env_kwargs
+            )
+            d = res.final_distance
+            row: dict[str, Any] = {
+                "iteration": it,
+                "success_rate": res.success_rate,
+                "final_distance_mean": float(np.nanmean(d)) if np.isfinite(d).any() else None,
+            }
+            if way is not None:
+                row["temporal_ensemble"] = way
+            val_rows.append(row)
+            if best is None or _val_key(row) >= _val_key(best["row"]):
+                best = {"row": row, "state_dict": copy.deepcopy(judged.state_dict())}
         net.train()
-        d = res.final_distance
-        row = {
-            "iteration": it,
-            "success_rate": res.success_rate,
-            "final_distance_mean": float(np.nanmean(d)) if np.isfinite(d).any() else None,
-        }
-        val_rows.append(row)
-
-        def key(r: dict[str, Any]) -> tuple[float, float]:
-            dist = r["final_distance_mean"]
-            return (r["success_rate"], -(np.inf if dist is None else dist))
-
-        if best is None or key(row) >= key(best["row"]):
-            best = {"row": row, "state_dict": copy.deepcopy(judged.state_dict())}
         val_time += time.perf_counter() - t_val
 
     t0 = time.perf_counter()
@@ -521,18 +537,26 @@ def train_bc(
     if interrupted:
         return BCResult(run, path, it, wall, loss_val, int(n), interrupted=True)
     selected = config.iterations
+    # The configuration the policy file holds: with `select_execution`, the chosen way.
+    run_config = config
     if ema is not None:
         net = ema
     if best is not None:
         # The best validated candidate is the policy.
         net.load_state_dict(best["state_dict"])
         selected = int(best["row"]["iteration"])
+        if "temporal_ensemble" in best["row"]:
+            # The policy runs the chosen way; the choice is made.
+            way = best["row"]["temporal_ensemble"]
+            run_config = config.model_copy(
+                update={"temporal_ensemble": way, "select_execution": False}
+            )
     net.eval()
     _save_atomic(
         {
             "kind": _KIND,
             "state_dict": net.state_dict(),
-            "config": config.model_dump(mode="json"),
+            "config": run_config.model_dump(mode="json"),
             "stats": {key: torch.as_tensor(v) for key, v in stats.items()},
             "env_id": data.env_id,
             "env_kwargs": json.dumps(data.env_kwargs),
@@ -559,6 +583,7 @@ def train_bc(
                 "final_loss": loss_val,
                 "resumed_from_iteration": start - 1,
                 "selected_iteration": selected,
+                "selected_temporal_ensemble": run_config.temporal_ensemble,
                 "validation": {
                     "episodes": val_episodes,
                     "seed": val_seed,
@@ -573,7 +598,14 @@ def train_bc(
         )
     )
     return BCResult(
-        run, path, config.iterations, wall, loss_val, int(n), selected_iteration=selected
+        run,
+        path,
+        config.iterations,
+        wall,
+        loss_val,
+        int(n),
+        selected_iteration=selected,
+        temporal_ensemble=run_config.temporal_ensemble,
     )
 
 

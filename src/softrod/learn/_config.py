@@ -158,6 +158,12 @@ class BCConfig(_Config):
         description="Exponential weight k of ACT's temporal ensembling (w = "
         "exp(-k i), i = 0 the oldest prediction); < 0 disables ensembling (run each chunk).",
     )
+    select_execution: bool = Field(
+        default=False,
+        description="Validate every candidate both ways (open-loop chunks, and ensembled with "
+        "`temporal_ensemble`) and keep the better (iteration, way); the saved policy runs "
+        "the chosen way. Needs chunk > 1, temporal_ensemble >= 0 and validation episodes.",
+    )
     time_input: bool = Field(
         default=False,
         description="Give the policy the time since the episode started [s] as an extra input "
@@ -210,6 +216,12 @@ class BCConfig(_Config):
             )
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.select_execution and (self.chunk < 2 or self.temporal_ensemble < 0):
+            raise ValueError(
+                "select_execution needs chunk > 1 and temporal_ensemble >= 0 (the ensembled "
+                f"way to compare with open loop), got chunk {self.chunk} and "
+                f"temporal_ensemble {self.temporal_ensemble}"
+            )
         if not 0 <= self.ema_decay < 1:
             raise ValueError(f"ema_decay must be in [0, 1), got {self.ema_decay}")
         if not self.learning_rate > 0 or self.weight_decay < 0 or self.kl_weight < 0:
