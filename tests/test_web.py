@@ -245,3 +245,28 @@ def test_bench_splits_chromium_cpu_by_process(page):
     per_update = _cpu_per_update(before, _chromium_cpu(), 2)
     assert set(per_update) == set(CPU_KINDS)
     assert all(value >= 0.0 for value in per_update.values())
+
+
+@pytest.mark.parametrize("gl, renderer", [("swiftshader", "SwiftShader"), ("llvmpipe", "llvmpipe")])
+def test_bench_gl_option_selects_the_software_renderer(page, gl, renderer):
+    """`softrod bench web --gl` runs WebGL on the renderer it names (its flags reach Chromium)."""
+    import ctypes.util
+
+    from softrod.bench._web import GL_ARGS
+
+    if gl == "llvmpipe" and ctypes.util.find_library("EGL_mesa") is None:
+        pytest.skip("llvmpipe needs Mesa's libEGL: apt-get install libegl-mesa0")
+    # A second browser from the module's playwright (one sync playwright per thread).
+    browser = page.context.browser.browser_type.launch(executable_path=CHROMIUM, args=GL_ARGS[gl])
+    try:
+        pg = browser.new_page(viewport={"width": 64, "height": 64})
+        shown = pg.evaluate(
+            """() => {
+              const g = document.createElement("canvas").getContext("webgl2");
+              const info = g.getExtension("WEBGL_debug_renderer_info");
+              return g.getParameter(info.UNMASKED_RENDERER_WEBGL);
+            }"""
+        )
+    finally:
+        browser.close()
+    assert renderer in shown

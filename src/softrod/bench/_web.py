@@ -25,6 +25,15 @@ __all__ = ["BROWSER_TARGET_MS", "run_web_bench"]
 BROWSER_TARGET_MS = 30.0
 #: Software WebGL flags for headless Chromium without a GPU.
 CHROMIUM_ARGS = ["--use-gl=angle", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+#: `--gl`: Chromium's software WebGL: Google's swiftshader (bundled, the default), or Mesa's
+#: llvmpipe through ANGLE's GL-EGL backend (needs Mesa's libEGL, e.g. Debian's libegl-mesa0).
+GL_ARGS = {
+    "swiftshader": CHROMIUM_ARGS,
+    "llvmpipe": ["--use-gl=angle", "--use-angle=gl-egl", "--ignore-gpu-blocklist"],
+}
+#: `--no-frame-limit`: render frames as fast as the CPU allows instead of headless Chromium's
+#: 60 Hz pacing; the latency of the page and the twin without a display's frame clock.
+NO_FRAME_LIMIT_ARGS = ["--disable-frame-rate-limit"]
 #: In-page timestamps (performance.now() [ms]): the key press on the slider, the readout
 #: showing the frame that answers it (the message batch applied), and the end of the next
 #: rendered frame, which draws that batch's shape. Measured in the page, so the harness's
@@ -121,13 +130,16 @@ def _cpu_per_update(
 
 
 def _browser_side(
-    server: TwinServer, n: int, viewport: tuple[int, int] = DEFAULT_VIEWPORT
+    server: TwinServer,
+    n: int,
+    viewport: tuple[int, int] = DEFAULT_VIEWPORT,
+    chromium_args: list[str] | None = None,
 ) -> dict[str, list[float]] | None:
     """Key press on the tendon slider in headless Chromium -> the page showing the answer:
     "browser" to the shape drawn (the frame after the readout), "readout" to the readout,
     in-page timestamps [s], and "cpu_<kind>": Chromium's CPU time per update [s] by process
     (CPU_KINDS; Linux only: CPU time does not grow with the machine's load, wall time does);
-    None without playwright or Chromium."""
+    None without playwright or Chromium. `chromium_args`: Chromium's flags [CHROMIUM_ARGS]."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -136,7 +148,8 @@ def _browser_side(
     if chromium is None:
         return None
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        args = CHROMIUM_ARGS if chromium_args is None else chromium_args
+        browser = pw.chromium.launch(executable_path=chromium, args=args)
         page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
         page.add_init_script(PAGE_TIMESTAMPS)
         page.goto(server.url)
@@ -173,13 +186,24 @@ def run_web_bench(
     links: int = 20,
     browser: bool = True,
     viewport: tuple[int, int] = DEFAULT_VIEWPORT,
+    gl: str = "swiftshader",
+    frame_limit: bool = True,
 ) -> dict[str, Any]:
     """Latency metrics `web.<model>.{server,readout,browser}_{median,p95}_ms` for the exact
     solver and the MuJoCo chain (N = `links`) on tdcr3, n updates each, and Chromium's CPU time
     per browser update `web.<model>.browser_cpu_{gpu,page}_ms` (its GPU process: software
     WebGL and compositing; the page's renderer: viser's client); the browser window is
-    `viewport` (width, height) [px]."""
-    out: dict[str, Any] = {"web.updates": n, "web.viewport_px": f"{viewport[0]}x{viewport[1]}"}
+    `viewport` (width, height) [px], its software WebGL `gl` (a GL_ARGS key), and with
+    `frame_limit` False it renders unpaced (NO_FRAME_LIMIT_ARGS)."""
+    if gl not in GL_ARGS:
+        raise ValueError(f"gl must be one of {sorted(GL_ARGS)}, got {gl!r}")
+    args = GL_ARGS[gl] + ([] if frame_limit else NO_FRAME_LIMIT_ARGS)
+    out: dict[str, Any] = {
+        "web.updates": n,
+        "web.viewport_px": f"{viewport[0]}x{viewport[1]}",
+        "web.gl": gl,
+        "web.frame_limit": frame_limit,
+    }
     for model in ("exact", "mujoco"):
         server = TwinServer(RobotTwin("tdcr3", models=(model,), links=links), port=0)
         try:
@@ -187,7 +211,7 @@ def run_web_bench(
             twin = server.twin
             twin.tensions[:] = 0.0
             server.request_update()
-            times = _browser_side(server, n, viewport) if browser else None
+            times = _browser_side(server, n, viewport, args) if browser else None
             for kind in ("browser", "readout"):
                 if times is None:
                     out[f"web.{model}.{kind}_median_ms"] = None

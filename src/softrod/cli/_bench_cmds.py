@@ -284,6 +284,21 @@ def bench_web_cmd(
             help="Browser window WIDTHxHEIGHT [px] (software WebGL costs time per pixel).",
         ),
     ] = "1280x800",
+    gl: Annotated[
+        str,
+        typer.Option(
+            "--gl",
+            help="Chromium's software WebGL: swiftshader (bundled) or llvmpipe (Mesa's, via "
+            "ANGLE's GL-EGL backend).",
+        ),
+    ] = "swiftshader",
+    frame_limit: Annotated[
+        bool,
+        typer.Option(
+            "--frame-limit/--no-frame-limit",
+            help="Headless Chromium's 60 Hz frame pacing, or frames as fast as the CPU allows.",
+        ),
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     if n < 10:
@@ -293,6 +308,8 @@ def bench_web_cmd(
     size = viewport.lower().split("x")
     if len(size) != 2 or not all(p.isdigit() and 64 <= int(p) <= 7680 for p in size):
         raise CliError(f"--viewport must be WIDTHxHEIGHT with 64-7680 px each, got {viewport!r}")
+    if gl not in ("swiftshader", "llvmpipe"):
+        raise CliError(f"--gl must be swiftshader or llvmpipe, got {gl!r}")
     try:
         run_case(
             "web",
@@ -301,6 +318,8 @@ def bench_web_cmd(
             links=links,
             browser=browser,
             viewport=(int(size[0]), int(size[1])),
+            gl=gl,
+            frame_limit=frame_limit,
         )
     except ImportError as exc:
         raise CliError(f"{exc}; the browser twin needs viser: pip install softrod[web]") from None
