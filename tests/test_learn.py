@@ -595,6 +595,57 @@ def test_behaviour_cloning_cosine_schedule_and_older_checkpoints(
         BCConfig(lr_schedule="linear")
 
 
+def test_a_kept_behaviour_cloning_run_extends_to_the_longer_run(tmp_path: Path) -> None:
+    """A run finished with `keep_checkpoint` and resumed with more iterations (constant rate)
+    ends with the weights, losses and validation history of a run made that long at once; a
+    cosine run, fewer iterations, or another change are refused; without the option the
+    checkpoint is deleted at the end."""
+    import dataclasses
+
+    from softrod.learn._bc import CHECKPOINT_FILE
+
+    short = dataclasses.replace(
+        _expert_demo("softrod/FlipSwitch-v0"), env_kwargs={"episode_steps": 6}
+    )
+    four = BCConfig(iterations=4, hidden=16, layers=1, chunk=3, batch_size=16, ema_decay=0.5)
+    six = four.model_copy(update={"iterations": 6})
+    val = {"val_episodes": 1, "val_every": 2}
+    kept = train_bc(short, four, tmp_path / "ext", progress=False, keep_checkpoint=True, **val)
+    assert kept.selected_iteration is not None and (tmp_path / "ext" / CHECKPOINT_FILE).is_file()
+    extended = train_bc(short, six, tmp_path / "ext", progress=False, resume=True, **val)
+    whole = train_bc(short, six, tmp_path / "whole", progress=False, **val)
+    a = load_bc_policy(extended.policy_path).net.state_dict()
+    b = load_bc_policy(whole.policy_path).net.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    summary = {r: json.loads((tmp_path / r / "summary.json").read_text()) for r in ("ext", "whole")}
+    assert summary["ext"]["resumed_from_iteration"] == 4
+    for key in ("final_loss", "selected_iteration", "validation"):
+        if key == "validation":
+            for run in summary.values():
+                run[key].pop("wall_time_s")
+        assert summary["ext"][key] == summary["whole"][key], key
+    # The same losses, plus the shorter run's last one (logged as its end).
+    ext_losses = (tmp_path / "ext" / "losses.csv").read_text().splitlines()
+    assert [r for r in ext_losses if not r.startswith("4,")] == (
+        (tmp_path / "whole" / "losses.csv").read_text().splitlines()
+    )
+    assert not (tmp_path / "ext" / CHECKPOINT_FILE).is_file()  # not kept this time
+    # Refused: a cosine run (its rates depend on the length), no more iterations, other changes.
+    cosine = four.model_copy(update={"lr_schedule": "cosine"})
+    for cfg, match in [
+        (cosine.model_copy(update={"iterations": 6}), "cosine learning rate depends on them"),
+        (four.model_copy(update={"iterations": 3}), "iterations must be larger"),
+        (four, "is at iteration 4; iterations must be larger to resume, got 4"),
+        (six.model_copy(update={"batch_size": 8}), "another configuration"),
+    ]:
+        kept_dir = tmp_path / f"kept-{cfg.lr_schedule}"
+        base = cosine if cfg.lr_schedule == "cosine" else four
+        if not (kept_dir / CHECKPOINT_FILE).is_file():
+            train_bc(short, base, kept_dir, progress=False, keep_checkpoint=True)
+        with pytest.raises(ValueError, match=match):
+            train_bc(short, cfg, kept_dir, progress=False, resume=True)
+
+
 def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -> None:
     """With validation episodes the policy is the candidate that did best on them (recorded in
     summary.json): its weights are those of a run stopped at that iteration, since validating
@@ -784,9 +835,16 @@ def test_cli_demos_bc_eval(
     _scripted_validation(monkeypatch, [0.0, 0.0, 1.0, 0.5])
     auto_argv = ["bc", str(demos), "-o", str(auto_run), "--iterations", "2", "--hidden", "16"]
     auto_argv += ["--val-episodes", "1", "--val-every", "1", "--temporal-ensemble", "auto"]
-    assert main([*auto_argv, "--no-progress"]) == 0
+    assert main([*auto_argv, "--no-progress", "--keep-checkpoint"]) == 0
     assert "selected_temporal_ensemble: off" in capsys.readouterr().out
     assert load_bc_policy(auto_run).cfg.temporal_ensemble == -1.0
+    # --keep-checkpoint, then --resume with more iterations: the run goes on to iteration 3.
+    assert (auto_run / "checkpoint.pt").is_file()
+    monkeypatch.undo()
+    _scripted_validation(monkeypatch, [0.0, 1.0])  # iteration 3: ensembled, and best
+    assert main([*auto_argv, "--iterations", "3", "--resume", "--no-progress"]) == 0
+    assert "selected_iteration: 3" in capsys.readouterr().out
+    assert json.loads((auto_run / "summary.json").read_text())["resumed_from_iteration"] == 2
     monkeypatch.undo()
     for argv, needle in [
         (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),

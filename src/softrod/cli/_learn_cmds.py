@@ -622,7 +622,16 @@ def bc_cmd(
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bar."),
     resume: bool = typer.Option(
-        False, "--resume", help="Continue the run in --out from its checkpoint.pt."
+        False,
+        "--resume",
+        help="Continue the run in --out from its checkpoint.pt (with a larger --iterations: "
+        "extend a run kept with --keep-checkpoint; constant learning rate only).",
+    ),
+    keep_checkpoint: bool = typer.Option(
+        False,
+        "--keep-checkpoint",
+        help="Keep checkpoint.pt at the end (~10 MB for the default MLP), so that the run can be "
+        "extended later with --resume --iterations N.",
     ),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Delete an existing run directory of the same name first."
@@ -685,6 +694,7 @@ def bc_cmd(
         val_episodes=val_episodes,
         val_every=val_every,
         val_seed=val_seed,
+        keep_checkpoint=keep_checkpoint,
     )
     if res.interrupted:
         print(

@@ -314,6 +314,7 @@ def train_bc(
     val_episodes: int = 0,
     val_every: int | None = None,
     val_seed: int = VAL_SEED,
+    keep_checkpoint: bool = False,
 ) -> BCResult:
     """Train a BC policy on the successful demonstrations; write `run_dir` (policy.pt,
     config.yaml, losses.csv, summary.json) and return a summary.
@@ -324,6 +325,11 @@ def train_bc(
     the same weights as an uninterrupted run (CPU, one thread). A checkpoint of another softrod
     version (or of another configuration) is refused with a ValueError naming the file. An
     interrupted run returns `interrupted=True` without a policy.pt.
+
+    With `keep_checkpoint` the final state stays in `checkpoint.pt` (otherwise it is deleted at
+    the end), so that the finished run can be extended: a resume whose configuration differs
+    only in a larger `iterations`, under the constant learning rate (a cosine schedule depends
+    on `iterations`), continues it and ends with the weights of a run made that long at once.
 
     val_episodes : validation episodes per candidate (0: no selection, the last weights);
     val_every : iterations between candidates [iterations // 4]; the last iteration is always
@@ -418,8 +424,22 @@ def train_bc(
             written_with = BCConfig.model_validate(ckpt.get("config")).model_dump(mode="json")
         except Exception:  # noqa: BLE001 - an unreadable config is another configuration
             written_with = None
-        if written_with != config.model_dump(mode="json"):
-            raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
+        now = config.model_dump(mode="json")
+        if written_with != now:
+            # Only `iterations` may differ (extending a run), and only under a constant rate.
+            if written_with is None or {**written_with, "iterations": now["iterations"]} != now:
+                raise ValueError(f"{ckpt_path} was written with another configuration; not resumed")
+            if config.lr_schedule != "constant":
+                raise ValueError(
+                    f"{ckpt_path} was written for {written_with['iterations']} iterations and the "
+                    f"{config.lr_schedule} learning rate depends on them; not resumed with "
+                    f"iterations {config.iterations}"
+                )
+        if config.iterations <= int(ckpt["iteration"]):
+            raise ValueError(
+                f"{ckpt_path} is at iteration {ckpt['iteration']}; iterations must be larger to "
+                f"resume, got {config.iterations}"
+            )
         net.load_state_dict(ckpt["state_dict"])
         if ema is not None:
             ema.load_state_dict(ckpt["ema_state_dict"])
@@ -536,6 +556,10 @@ def train_bc(
     path = run / "policy.pt"
     if interrupted:
         return BCResult(run, path, it, wall, loss_val, int(n), interrupted=True)
+    if keep_checkpoint:
+        # The final training state, before the best candidate is loaded into the network, so
+        # that the run can be extended (`resume` with more iterations).
+        checkpoint(config.iterations)
     selected = config.iterations
     # The configuration the policy file holds: with `select_execution`, the chosen way.
     run_config = config
@@ -566,7 +590,8 @@ def train_bc(
         },
         path,
     )
-    ckpt_path.unlink(missing_ok=True)
+    if not keep_checkpoint:
+        ckpt_path.unlink(missing_ok=True)
     with (run / "losses.csv").open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["iteration", "l1", "kl"])
