@@ -160,3 +160,15 @@ def test_no_library_layer_imports_softrod_itself_or_a_study() -> None:
             elif parts[0] == "softrod" and len(parts) > 1 and parts[1] in forbidden:
                 bad.append(f"{rel}:{line} imports {module}")
     assert not bad, "\n".join(bad)
+
+
+def test_bench_web_passes_its_options_through(capsys: pytest.CaptureFixture[str]) -> None:
+    """`softrod bench web` without a browser: the server-side latencies of both models, and the
+    browser options recorded in the output (they reach the bench, not only the parser)."""
+    pytest.importorskip("viser", reason="the browser twin needs viser: pip install softrod[web]")
+    argv = ["bench", "web", "--n", "10", "--links", "4", "--no-browser", "--json"]
+    assert main([*argv, "--gl", "llvmpipe", "--no-frame-limit"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["web.gl"], out["web.frame_limit"], out["web.updates"]) == ("llvmpipe", False, 10)
+    assert out["web.exact.server_median_ms"] > 0 and out["web.mujoco.server_median_ms"] > 0
+    assert out["web.exact.browser_median_ms"] is None  # --no-browser

@@ -176,12 +176,19 @@ def _batched_envs(
 
 
 def _web(
-    n: int = 200, links: int = 20, browser: bool = True, viewport: tuple[int, int] = (1280, 800)
+    n: int = 200,
+    links: int = 20,
+    browser: bool = True,
+    viewport: tuple[int, int] = (1280, 800),
+    gl: str = "swiftshader",
+    frame_limit: bool = True,
 ) -> dict[str, Any]:
     """Raises ImportError when viser is missing (`softrod[web]`)."""
     from softrod.bench._web import run_web_bench
 
-    return run_web_bench(n=n, links=links, browser=browser, viewport=viewport)
+    return run_web_bench(
+        n=n, links=links, browser=browser, viewport=viewport, gl=gl, frame_limit=frame_limit
+    )
 
 
 #: Every benchmark, by subcommand name.

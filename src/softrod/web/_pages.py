@@ -6,7 +6,9 @@ Thin like `_server.py`: widgets change the state classes (`run_dynamics`/`Playba
 
 from __future__ import annotations
 
+import contextlib
 import io
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -219,11 +221,18 @@ class PlayPanel:
         self._ticker.close()
 
 
+def viser_prints_to_stderr() -> contextlib.AbstractContextManager[Any]:
+    """viser prints its address panel and "Server stopped" to stdout even with verbose=False;
+    sent to stderr instead, so that stdout stays one JSON object where a command says so."""
+    return contextlib.redirect_stdout(sys.stderr)
+
+
 class _Page:
     """A viser server with a grid and a readout that counts its frames."""
 
     def __init__(self, host: str, port: int, center: np.ndarray, size: float) -> None:
-        self.server = viser.ViserServer(host=host, port=port, verbose=False)
+        with viser_prints_to_stderr():
+            self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.update_count = 0
         _camera(self.server, center, size)
         self.server.scene.add_grid(
@@ -248,7 +257,8 @@ class _Page:
         """Stop the page's thread and the server (the port is released)."""
         if self._ticker is not None:
             self._ticker.close()
-        self.server.stop()
+        with viser_prints_to_stderr():
+            self.server.stop()
 
 
 class SceneServer(_Page):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import viser
 
-from softrod.web._pages import PlayPanel, add_png_button
+from softrod.web._pages import PlayPanel, add_png_button, viser_prints_to_stderr
 from softrod.web._playback import RUN_DURATION, run_dynamics
 from softrod.web._twin import (
     MODEL_NAMES,
@@ -66,7 +66,11 @@ class TwinServer:
         verbose: bool = False,
     ) -> None:
         self.twin = twin
-        self.server = viser.ViserServer(host=host, port=port, verbose=verbose)
+        if verbose:
+            self.server = viser.ViserServer(host=host, port=port, verbose=True)
+        else:
+            with viser_prints_to_stderr():
+                self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.frame: TwinFrame | None = None
         self.update_count = 0
         self.last_update_time = 0.0
@@ -94,7 +98,8 @@ class TwinServer:
         """Stop the server thread (the port is released)."""
         if self.play is not None:
             self.play.close()
-        self.server.stop()
+        with viser_prints_to_stderr():
+            self.server.stop()
 
     # -- setup ----------------------------------------------------------------------------------
     def _setup_scene(self) -> None:
