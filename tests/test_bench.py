@@ -172,3 +172,21 @@ def test_bench_web_passes_its_options_through(capsys: pytest.CaptureFixture[str]
     assert (out["web.gl"], out["web.frame_limit"], out["web.updates"]) == ("llvmpipe", False, 10)
     assert out["web.exact.server_median_ms"] > 0 and out["web.mujoco.server_median_ms"] > 0
     assert out["web.exact.browser_median_ms"] is None  # --no-browser
+
+
+def test_bench_web_reports_a_stalled_browser_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page that stops answering (software WebGL starving the CPU) ends the bench with one
+    line on stderr and exit 1, not a traceback."""
+    pytest.importorskip("viser", reason="the browser twin needs viser: pip install softrod[web]")
+    import softrod.bench._web as web
+
+    def stalled(*args: object, **kwargs: object) -> None:
+        raise web.BrowserStalled("the page did not answer within 120 s (press timed out)")
+
+    monkeypatch.setattr(web, "_browser_side", stalled)
+    assert main(["bench", "web", "--n", "10", "--links", "2", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "did not answer within 120 s" in captured.err

@@ -19,7 +19,7 @@ import numpy as np
 
 from softrod.web import RobotTwin, TwinServer
 
-__all__ = ["BROWSER_TARGET_MS", "run_web_bench"]
+__all__ = ["BROWSER_TARGET_MS", "BrowserStalled", "run_web_bench"]
 
 #: Issue-18 target: median slider-to-shape latency in the browser, exact solver, tdcr3 [ms].
 BROWSER_TARGET_MS = 30.0
@@ -62,6 +62,10 @@ CPU_KINDS = ("gpu-process", "renderer")
 #: Longest wait for one browser update [ms]; the harness polls the page this often [ms].
 WAIT_MS = 120_000
 POLL_MS = 20
+
+
+class BrowserStalled(RuntimeError):
+    """The page in headless Chromium stopped answering key presses (WAIT_MS)."""
 
 
 def _stats(prefix: str, times: list[float]) -> dict[str, float | None]:
@@ -141,36 +145,44 @@ def _browser_side(
     (CPU_KINDS; Linux only: CPU time does not grow with the machine's load, wall time does);
     None without playwright or Chromium. `chromium_args`: Chromium's flags [CHROMIUM_ARGS]."""
     try:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
         from playwright.sync_api import sync_playwright
     except ImportError:
         return None
     chromium = shutil.which("chromium")
     if chromium is None:
         return None
-    with sync_playwright() as pw:
-        args = CHROMIUM_ARGS if chromium_args is None else chromium_args
-        browser = pw.chromium.launch(executable_path=chromium, args=args)
-        page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
-        page.add_init_script(PAGE_TIMESTAMPS)
-        page.goto(server.url)
-        page.wait_for_selector("text=/^frame \\d+/", timeout=WAIT_MS)
-        thumb = page.get_by_role("slider").nth(1)  # tendon 1 ([0]: MuJoCo links)
-        thumb.focus()
-        page.evaluate("window.__softrodLatency.key.length = 0")
-        cpu0 = _chromium_cpu()
-        for i in range(n):
-            drawn = page.evaluate("window.__softrodLatency.drawn.length")
-            # Up one slider step, or down in the second half (the tension stays in range).
-            thumb.press("ArrowRight" if i < n // 2 else "ArrowLeft")
-            page.wait_for_function(
-                "k => window.__softrodLatency.drawn.length > k",
-                arg=drawn,
-                polling=POLL_MS,
-                timeout=WAIT_MS,
-            )
-        t = page.evaluate("window.__softrodLatency")
-        cpu = _cpu_per_update(cpu0, _chromium_cpu(), n)
-        browser.close()
+    # A page that stops answering (software WebGL starving the CPU: `--no-frame-limit` on a
+    # small machine) is reported as such, not as a traceback.
+    try:
+        with sync_playwright() as pw:
+            args = CHROMIUM_ARGS if chromium_args is None else chromium_args
+            browser = pw.chromium.launch(executable_path=chromium, args=args)
+            page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+            page.add_init_script(PAGE_TIMESTAMPS)
+            page.goto(server.url)
+            page.wait_for_selector("text=/^frame \\d+/", timeout=WAIT_MS)
+            thumb = page.get_by_role("slider").nth(1)  # tendon 1 ([0]: MuJoCo links)
+            thumb.focus()
+            page.evaluate("window.__softrodLatency.key.length = 0")
+            cpu0 = _chromium_cpu()
+            for i in range(n):
+                drawn = page.evaluate("window.__softrodLatency.drawn.length")
+                # Up one slider step, or down in the second half (the tension stays in range).
+                thumb.press("ArrowRight" if i < n // 2 else "ArrowLeft", timeout=WAIT_MS)
+                page.wait_for_function(
+                    "k => window.__softrodLatency.drawn.length > k",
+                    arg=drawn,
+                    polling=POLL_MS,
+                    timeout=WAIT_MS,
+                )
+            t = page.evaluate("window.__softrodLatency")
+            cpu = _cpu_per_update(cpu0, _chromium_cpu(), n)
+            browser.close()
+    except PlaywrightTimeout as exc:
+        raise BrowserStalled(
+            f"the page did not answer within {WAIT_MS // 1000} s ({str(exc).splitlines()[0]})"
+        ) from None
     key = np.asarray(t["key"][:n])
     # Each press answered: the last readout / drawn frame (the page folds nothing here: one
     # press waits for its answer).

@@ -323,6 +323,10 @@ def bench_web_cmd(
         )
     except ImportError as exc:
         raise CliError(f"{exc}; the browser twin needs viser: pip install softrod[web]") from None
+    except RuntimeError as exc:
+        # The browser stalled (BrowserStalled): one line, exit 1.
+        print(f"softrod: bench web: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from None
 
 
 #: The option parsing of each case's subcommand.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -221,17 +220,18 @@ class PlayPanel:
         self._ticker.close()
 
 
-def viser_prints_to_stderr() -> contextlib.AbstractContextManager[Any]:
+def viser_quiet() -> contextlib.AbstractContextManager[Any]:
     """viser prints its address panel and "Server stopped" to stdout even with verbose=False;
-    sent to stderr instead, so that stdout stays one JSON object where a command says so."""
-    return contextlib.redirect_stdout(sys.stderr)
+    discarded, so that stdout stays one JSON object where a command says so (softrod prints
+    the page's address itself)."""
+    return contextlib.redirect_stdout(io.StringIO())
 
 
 class _Page:
     """A viser server with a grid and a readout that counts its frames."""
 
     def __init__(self, host: str, port: int, center: np.ndarray, size: float) -> None:
-        with viser_prints_to_stderr():
+        with viser_quiet():
             self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.update_count = 0
         _camera(self.server, center, size)
@@ -257,7 +257,7 @@ class _Page:
         """Stop the page's thread and the server (the port is released)."""
         if self._ticker is not None:
             self._ticker.close()
-        with viser_prints_to_stderr():
+        with viser_quiet():
             self.server.stop()
 
 

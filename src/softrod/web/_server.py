@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import viser
 
-from softrod.web._pages import PlayPanel, add_png_button, viser_prints_to_stderr
+from softrod.web._pages import PlayPanel, add_png_button, viser_quiet
 from softrod.web._playback import RUN_DURATION, run_dynamics
 from softrod.web._twin import (
     MODEL_NAMES,
@@ -69,7 +69,7 @@ class TwinServer:
         if verbose:
             self.server = viser.ViserServer(host=host, port=port, verbose=True)
         else:
-            with viser_prints_to_stderr():
+            with viser_quiet():
                 self.server = viser.ViserServer(host=host, port=port, verbose=False)
         self.frame: TwinFrame | None = None
         self.update_count = 0
@@ -98,7 +98,7 @@ class TwinServer:
         """Stop the server thread (the port is released)."""
         if self.play is not None:
             self.play.close()
-        with viser_prints_to_stderr():
+        with viser_quiet():
             self.server.stop()
 
     # -- setup ----------------------------------------------------------------------------------
