@@ -324,7 +324,11 @@ def bench_web_cmd(
     except ImportError as exc:
         raise CliError(f"{exc}; the browser twin needs viser: pip install softrod[web]") from None
     except RuntimeError as exc:
-        # The browser stalled (BrowserStalled): one line, exit 1.
+        from softrod.bench._web import BrowserStalled
+
+        if not isinstance(exc, BrowserStalled):
+            raise
+        # The page stopped answering: one line, exit 1.
         print(f"softrod: bench web: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None
 
