@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from softrod.bench._observer import run_observer_bench
     from softrod.bench._static import example_robot_path, run_static_bench
     from softrod.bench._sweep import run_sweep_bench
+    from softrod.bench._web import BrowserStalled
 
 __all__ = [
     "CASES",
     "BenchCase",
+    "BrowserStalled",
     "BenchConfig",
     "BenchRun",
     "bench_envs",
@@ -64,4 +66,8 @@ def __getattr__(name: str) -> Any:
         from softrod.bench._sweep import run_sweep_bench
 
         return run_sweep_bench
+    if name == "BrowserStalled":
+        from softrod.bench._web import BrowserStalled
+
+        return BrowserStalled
     raise AttributeError(f"module 'softrod.bench' has no attribute {name!r}")

@@ -324,7 +324,7 @@ def bench_web_cmd(
     except ImportError as exc:
         raise CliError(f"{exc}; the browser twin needs viser: pip install softrod[web]") from None
     except RuntimeError as exc:
-        from softrod.bench._web import BrowserStalled
+        from softrod.bench import BrowserStalled
 
         if not isinstance(exc, BrowserStalled):
             raise
