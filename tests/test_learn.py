@@ -662,6 +662,11 @@ def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -
     assert val["seed"] == 20_000 and val["episodes"] == 2
     rows = val["candidates"]
     assert [r["iteration"] for r in rows] == [2, 4]
+    # Each row keeps its episodes' outcomes (reset seeds 20000, 20001), which make its rates.
+    for r in rows:
+        assert len(r["success"]) == len(r["final_distance"]) == 2
+        assert np.mean(r["success"]) == r["success_rate"]
+        assert np.mean(r["final_distance"]) == pytest.approx(r["final_distance_mean"], abs=0)
     best = max(
         reversed(rows), key=lambda r: (r["success_rate"], -r["final_distance_mean"])
     )  # later wins a tie
@@ -689,7 +694,10 @@ def _scripted_validation(monkeypatch: pytest.MonkeyPatch, rates: list[float]) ->
     def fake(policy: BCPolicy, *args: Any, **kwargs: Any) -> Any:
         ways.append(policy.cfg.temporal_ensemble)
         rate = rates[len(ways) - 1]
-        return SimpleNamespace(success_rate=rate, final_distance=np.full(2, 1.0 - rate))
+        # (the per-episode flags are only recorded; the selection reads the rate)
+        return SimpleNamespace(
+            success_rate=rate, success=np.zeros(2, bool), final_distance=np.full(2, 1.0 - rate)
+        )
 
     monkeypatch.setattr(eval_module, "evaluate", fake)
     return ways

@@ -485,10 +485,14 @@ def train_bc(
                 pol, data.env_id, episodes=val_episodes, seed=val_seed, env_kwargs=data.env_kwargs
             )
             d = res.final_distance
+            # Per-episode outcomes too, so that a selection on a subset of the episodes (or a
+            # comparison with a run validated on fewer) can be redone from summary.json.
             row: dict[str, Any] = {
                 "iteration": it,
                 "success_rate": res.success_rate,
                 "final_distance_mean": float(np.nanmean(d)) if np.isfinite(d).any() else None,
+                "success": [bool(x) for x in res.success],
+                "final_distance": [float(x) if np.isfinite(x) else None for x in d],
             }
             if way is not None:
                 row["temporal_ensemble"] = way
