@@ -656,7 +656,15 @@ def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -
         _expert_demo("softrod/FlipSwitch-v0"), env_kwargs={"episode_steps": 6}
     )
     cfg = BCConfig(iterations=4, hidden=16, layers=1, chunk=3, batch_size=16)
-    res = train_bc(short, cfg, tmp_path / "val", progress=False, val_episodes=2, val_every=2)
+    res = train_bc(
+        short,
+        cfg,
+        tmp_path / "val",
+        progress=False,
+        val_episodes=2,
+        val_every=2,
+        keep_candidates=True,
+    )
     summary = json.loads((res.run_dir / "summary.json").read_text())
     val = summary["validation"]
     assert val["seed"] == 20_000 and val["episodes"] == 2
@@ -677,6 +685,16 @@ def test_behaviour_cloning_keeps_the_best_validated_checkpoint(tmp_path: Path) -
     chosen = load_bc_policy(res.policy_path).net.state_dict()
     for key, value in load_bc_policy(ref.policy_path).net.state_dict().items():
         torch.testing.assert_close(chosen[key], value, rtol=0, atol=0)
+    # `keep_candidates`: every candidate is a policy file, the selected one with these weights,
+    # the other with different ones.
+    kept = sorted(p.name for p in (res.run_dir / "candidates").iterdir())
+    assert kept == ["policy_000002.pt", "policy_000004.pt"]
+    for it in (2, 4):
+        weights = load_bc_policy(
+            res.run_dir / "candidates" / f"policy_{it:06d}.pt"
+        ).net.state_dict()
+        same = all(torch.equal(weights[k], v) for k, v in chosen.items())
+        assert same == (it == res.selected_iteration)
     assert json.loads((ref.run_dir / "summary.json").read_text())["validation"] is None
     with pytest.raises(ValueError, match="val_episodes"):
         train_bc(short, cfg, tmp_path / "bad", progress=False, val_episodes=-1)
@@ -843,9 +861,13 @@ def test_cli_demos_bc_eval(
     _scripted_validation(monkeypatch, [0.0, 0.0, 1.0, 0.5])
     auto_argv = ["bc", str(demos), "-o", str(auto_run), "--iterations", "2", "--hidden", "16"]
     auto_argv += ["--val-episodes", "1", "--val-every", "1", "--temporal-ensemble", "auto"]
-    assert main([*auto_argv, "--no-progress", "--keep-checkpoint"]) == 0
+    assert main([*auto_argv, "--no-progress", "--keep-checkpoint", "--keep-candidates"]) == 0
     assert "selected_temporal_ensemble: off" in capsys.readouterr().out
     assert load_bc_policy(auto_run).cfg.temporal_ensemble == -1.0
+    # --keep-candidates: both candidates kept, each as trained (ensembled, the choice not made).
+    for it in (1, 2):
+        kept = load_bc_policy(auto_run / "candidates" / f"policy_{it:06d}.pt").cfg
+        assert kept.temporal_ensemble == 0.01 and not kept.select_execution
     # --keep-checkpoint, then --resume with more iterations: the run goes on to iteration 3.
     assert (auto_run / "checkpoint.pt").is_file()
     monkeypatch.undo()
@@ -880,6 +902,10 @@ def test_cli_demos_bc_eval(
         (
             ["bc", str(demos), "-o", str(run), "--temporal-ensemble", "auto", "--chunk", "1"],
             "--temporal-ensemble auto needs --chunk > 1, got 1",
+        ),
+        (
+            ["bc", str(demos), "-o", str(run), "--keep-candidates", "--val-episodes", "0"],
+            "--keep-candidates keeps the validated candidates: needs --val-episodes > 0",
         ),
         (["teleop", "Reach-v0", "-o", str(demos), "--backend", "script"], "--keys"),
     ]:

@@ -633,6 +633,12 @@ def bc_cmd(
         help="Keep checkpoint.pt at the end (~10 MB for the default MLP), so that the run can be "
         "extended later with --resume --iterations N.",
     ),
+    keep_candidates: bool = typer.Option(
+        False,
+        "--keep-candidates",
+        help="Also write every validated candidate as candidates/policy_<iteration>.pt "
+        "(softrod eval runs it), not only the selected one.",
+    ),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Delete an existing run directory of the same name first."
     ),
@@ -657,6 +663,8 @@ def bc_cmd(
         raise CliError("--temporal-ensemble auto chooses on validation: needs --val-episodes > 0")
     if te is None and chunk < 2:
         raise CliError(f"--temporal-ensemble auto needs --chunk > 1, got {chunk}")
+    if keep_candidates and val_episodes == 0:
+        raise CliError("--keep-candidates keeps the validated candidates: needs --val-episodes > 0")
     config = BCConfig(
         policy="act" if policy == "act" else "mlp",
         iterations=iterations,
@@ -695,6 +703,7 @@ def bc_cmd(
         val_every=val_every,
         val_seed=val_seed,
         keep_checkpoint=keep_checkpoint,
+        keep_candidates=keep_candidates,
     )
     if res.interrupted:
         print(

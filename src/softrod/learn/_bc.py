@@ -220,6 +220,8 @@ class BCResult:
 CHECKPOINT_EVERY = 500
 #: The resumable state of a BC run, beside its outputs.
 CHECKPOINT_FILE = "checkpoint.pt"
+#: Where `train_bc(..., keep_candidates=True)` writes each validated candidate's policy file.
+CANDIDATES_DIR = "candidates"
 #: Reset seed of the first validation episode (test episodes use 10000-10099).
 VAL_SEED = 20_000
 
@@ -315,6 +317,7 @@ def train_bc(
     val_every: int | None = None,
     val_seed: int = VAL_SEED,
     keep_checkpoint: bool = False,
+    keep_candidates: bool = False,
 ) -> BCResult:
     """Train a BC policy on the successful demonstrations; write `run_dir` (policy.pt,
     config.yaml, losses.csv, summary.json) and return a summary.
@@ -330,6 +333,11 @@ def train_bc(
     the end), so that the finished run can be extended: a resume whose configuration differs
     only in a larger `iterations`, under the constant learning rate (a cosine schedule depends
     on `iterations`), continues it and ends with the weights of a run made that long at once.
+
+    With `keep_candidates` every validated candidate is also written as a policy file,
+    `run_dir/candidates/policy_<iteration>.pt` (run the way the configuration says; with
+    `select_execution`, ensembled: `softrod eval --temporal-ensemble` runs it the other way),
+    so that a candidate other than the selected one can be evaluated without retraining.
 
     val_episodes : validation episodes per candidate (0: no selection, the last weights);
     val_every : iterations between candidates [iterations // 4]; the last iteration is always
@@ -469,6 +477,23 @@ def train_bc(
             ckpt_path,
         )
 
+    def save_policy(judged: Any, cfg: BCConfig, target: Path) -> None:
+        # What `load_bc_policy` reads: the network, its configuration and normalization, the task.
+        _save_atomic(
+            {
+                "kind": _KIND,
+                "state_dict": judged.state_dict(),
+                "config": cfg.model_dump(mode="json"),
+                "stats": {key: torch.as_tensor(v) for key, v in stats.items()},
+                "env_id": data.env_id,
+                "env_kwargs": json.dumps(data.env_kwargs),
+                "obs_dim": obs_dim,
+                "act_dim": act_dim,
+                "control_period": float(data.control_period),
+            },
+            target,
+        )
+
     def validate(it: int) -> None:
         # The network as a policy (eval mode: z = 0, no dropout, no random numbers drawn, so
         # training continues as without validation) on the validation episodes; with
@@ -499,6 +524,10 @@ def train_bc(
             val_rows.append(row)
             if best is None or _val_key(row) >= _val_key(best["row"]):
                 best = {"row": row, "state_dict": copy.deepcopy(judged.state_dict())}
+        if keep_candidates:
+            kept = config.model_copy(update={"select_execution": False})
+            (run / CANDIDATES_DIR).mkdir(exist_ok=True)
+            save_policy(judged, kept, run / CANDIDATES_DIR / f"policy_{it:06d}.pt")
         net.train()
         val_time += time.perf_counter() - t_val
 
@@ -580,20 +609,7 @@ def train_bc(
                 update={"temporal_ensemble": way, "select_execution": False}
             )
     net.eval()
-    _save_atomic(
-        {
-            "kind": _KIND,
-            "state_dict": net.state_dict(),
-            "config": run_config.model_dump(mode="json"),
-            "stats": {key: torch.as_tensor(v) for key, v in stats.items()},
-            "env_id": data.env_id,
-            "env_kwargs": json.dumps(data.env_kwargs),
-            "obs_dim": obs_dim,
-            "act_dim": act_dim,
-            "control_period": float(data.control_period),
-        },
-        path,
-    )
+    save_policy(net, run_config, path)
     if not keep_checkpoint:
         ckpt_path.unlink(missing_ok=True)
     with (run / "losses.csv").open("w", newline="") as f:
