@@ -35,6 +35,14 @@ N_EPISODES = 2
 #: Final distance [m] a replayed episode may differ from the recorded one: the same code gives
 #: the same number on one machine; another CPU's float32 matrix products round differently.
 DISTANCE_TOL = 1e-3
+#: The same for tasks whose final distance is chaotic in the last bits [m]: the grasp's contacts
+#: amplify rounding. The shipped grasp policy with its weights scaled by 1 + 1e-7 x N(0, 1)
+#: (float32 rounding, what another CPU's libm or matrix kernels change) ends the first four test
+#: episodes up to 11 mm from the unperturbed ones, and this machine's CPU ends the first two
+#: 5.7 / 4.0 mm from the recorded ones (2026-12-07, `python dev/shipped_grasp_chaos.py`); no
+#: success flag changed. Twice the largest change seen (12 mm against the record), rounded up:
+#: a broken policy still fails it (its success flags or a larger miss).
+CHAOTIC_DISTANCE_TOL = {"WholeBodyGrasp-v0": 0.025}
 #: Provenance keys every shipped policy records.
 PROVENANCE_KEYS = (
     "env_id",
@@ -77,7 +85,8 @@ def test_shipped_policy_reproduces_its_recorded_episodes(name: str) -> None:
         pol, prov["env_id"], episodes=N_EPISODES, seed=test["seed"], env_kwargs=prov["env_kwargs"]
     )
     recorded = np.array(test["final_distance"][:N_EPISODES])
-    np.testing.assert_allclose(res.final_distance, recorded, atol=DISTANCE_TOL)
+    tol = CHAOTIC_DISTANCE_TOL.get(name, DISTANCE_TOL)
+    np.testing.assert_allclose(res.final_distance, recorded, atol=tol)
     assert list(res.success) == test["success"][:N_EPISODES]
 
 
