@@ -2,7 +2,7 @@
 CHAOTIC_DISTANCE_TOL): the policy's weights scaled by 1 + eps x N(0, 1), eps at float32's
 rounding level, and the first N test episodes replayed beside the recorded ones.
 
-    python dev/shipped_grasp_chaos.py [N]    # N episodes, default 4 (~3 s each)
+    python dev/shipped_grasp_chaos.py [N]    # N episodes, default 4, for each of 4 perturbations
 """
 
 from __future__ import annotations
