@@ -46,7 +46,7 @@ def test_fit_error_is_the_offset_of_the_predicted_chunks(learning_example) -> No
         "act_mean": np.zeros(5),
         "act_std": np.ones(5),
     }
-    cfg = SimpleNamespace(chunk=chunk, time_input=True)
+    cfg = SimpleNamespace(chunk=chunk, time_input=True, policy="mlp")
     exact = SimpleNamespace(net=_Oracle(act, period, chunk, np.zeros(5)), stats=stats, cfg=cfg)
     out = diag.fit(exact, demos, horizon=10, split=2)
     assert out["horizon"] == chunk and out["frames"] == t_len
@@ -59,6 +59,39 @@ def test_fit_error_is_the_offset_of_the_predicted_chunks(learning_example) -> No
     assert out["mae_before_split"] == pytest.approx(0.1, abs=1e-6)
     assert out["mae_from_split"] == pytest.approx(0.3, abs=1e-6)
     assert out["first_action_mae_before_split"] == pytest.approx(0.1, abs=1e-6)
+    # Every position of the chunk is reported, whatever the horizon; an MLP has no latent.
+    assert out["position_mae_before_split"] == pytest.approx([0.1] * chunk, abs=1e-6)
+    assert out["latent_kl_mean"] is None
+
+
+def test_latent_kl_is_the_posteriors_divergence_from_the_prior(learning_example) -> None:
+    """An ACT whose CVAE encoder outputs mu = c, log var = 0 for every chunk has
+    KL = latent c^2 / 2; mu = 0 gives 0 (the decoder ignores z)."""
+    from softrod.learn import BCConfig, BCPolicy
+    from softrod.learn._bc import _build_net
+
+    diag = learning_example("bc_diagnostics")
+    rng = np.random.default_rng(1)
+    demos = DemoSet(
+        "softrod/FlipSwitch-v0",
+        [rng.normal(size=(6, 3))],
+        [rng.normal(size=(6, 2))],
+        np.array([True]),
+        np.array([3]),
+        control_period=0.05,
+    )
+    cfg = BCConfig(policy="act", chunk=4, hidden=8, layers=1, heads=2, feedforward=8, latent=5)
+    stats = {"obs_mean": np.zeros(3), "obs_std": np.ones(3)}
+    stats |= {"act_mean": np.zeros(2), "act_std": np.ones(2)}
+    net = _build_net(cfg, 3, 2)
+    pol = BCPolicy(net, cfg, stats, "softrod/FlipSwitch-v0", {})
+    for c, want in ((0.0, 0.0), (1.5, 5 * 1.5**2 / 2)):
+        with torch.no_grad():
+            net.to_latent.weight.zero_()
+            net.to_latent.bias.copy_(torch.tensor([c] * 5 + [0.0] * 5))
+        out = diag.fit(pol, demos, horizon=2, split=1)
+        assert out["latent_kl_mean"] == pytest.approx(want, rel=1e-6)
+        assert len(out["position_mae_before_split"]) == 4
 
 
 def test_rollouts_report_closest_distance_and_ranges(learning_example) -> None:

@@ -876,7 +876,18 @@ def test_cli_demos_bc_eval(
     assert "selected_iteration: 3" in capsys.readouterr().out
     assert json.loads((auto_run / "summary.json").read_text())["resumed_from_iteration"] == 2
     monkeypatch.undo()
+    # --decoder-layers reaches the ACT's transformer (and its policy file).
+    act_run = tmp_path / "bc-act"
+    act_argv = ["bc", str(demos), "-o", str(act_run), "--policy", "act", "--iterations", "2"]
+    act_argv += ["--hidden", "16", "--heads", "2", "--layers", "1", "--decoder-layers", "2"]
+    assert main([*act_argv, "--chunk", "3", "--val-episodes", "0", "--no-progress"]) == 0
+    act = load_bc_policy(act_run)
+    assert act.cfg.decoder_layers == 2 and len(act.net.transformer.decoder.layers) == 2
     for argv, needle in [
+        (
+            ["bc", str(demos), "-o", str(run), "--decoder-layers", "0"],
+            "decoder_layers must be >= 1",
+        ),
         (["demos", "Reach-v0", "-o", str(demos)], "no scripted expert"),
         (["bc", str(tmp_path / "none.npz"), "-o", str(run)], "no demonstrations"),
         (["bc", str(demos), "-o", str(run), "--policy", "rnn"], "--policy"),

@@ -44,27 +44,39 @@ def fit(policy, demos: DemoSet, horizon: int, split: int) -> dict:
     """Teacher-forced error of the policy's predicted actions on the demonstrated frames."""
     import torch
 
-    s, k = policy.stats, min(horizon, policy.cfg.chunk)
-    errs = []
+    s, chunk = policy.stats, policy.cfg.chunk
+    k = min(horizon, chunk)
+    errs, kls = [], []
     for obs, act in zip(demos.observations, demos.actions, strict=True):
         t_len = len(obs)
         x = obs
         if policy.cfg.time_input:
             x = np.column_stack([obs, np.arange(t_len) * demos.control_period])
-        x = (x - s["obs_mean"]) / s["obs_std"]
-        with torch.no_grad():
-            out = policy.net(torch.as_tensor(x, dtype=torch.float32))[0].numpy()
-        pred = out * s["act_std"] + s["act_mean"]
+        x = torch.as_tensor((x - s["obs_mean"]) / s["obs_std"], dtype=torch.float32)
         # Steps past the episode's end hold its last action, as in training (pad="hold").
-        idx = np.minimum(np.arange(t_len)[:, None] + np.arange(k)[None, :], t_len - 1)
-        errs.append(np.abs(pred[:, :k] - act[idx]))
-    e = np.concatenate(errs)  # (frames, k, action dim)
+        raw = np.arange(t_len)[:, None] + np.arange(chunk)[None, :]
+        idx = np.minimum(raw, t_len - 1)
+        with torch.no_grad():
+            out = policy.net(x)[0].numpy()
+            if policy.cfg.policy == "act":
+                # The CVAE encoder's posterior on the demonstrated chunks: its KL to the
+                # prior says how much z carries (0: the decoder ignores z; z = 0 loses nothing).
+                a = torch.as_tensor((act[idx] - s["act_mean"]) / s["act_std"], dtype=torch.float32)
+                _, mu, logvar = policy.net(x, a, torch.as_tensor(raw >= t_len))
+                kls.append((-0.5 * (1 + logvar - mu**2 - logvar.exp())).sum(-1).numpy())
+        pred = out * s["act_std"] + s["act_mean"]
+        errs.append(np.abs(pred - act[idx]))
+    e = np.concatenate(errs)  # (frames, chunk, action dim)
     return {
         "horizon": k,
         "split": split,
-        "mae_before_split": float(e[..., :split].mean()),
-        "mae_from_split": float(e[..., split:].mean()) if split < e.shape[-1] else None,
+        "mae_before_split": float(e[:, :k, :split].mean()),
+        "mae_from_split": float(e[:, :k, split:].mean()) if split < e.shape[-1] else None,
         "first_action_mae_before_split": float(e[:, 0, :split].mean()),
+        # Every position of the chunk (not only the first `horizon`): where in its chunk a
+        # policy is least precise.
+        "position_mae_before_split": [float(v) for v in e[..., :split].mean(axis=(0, 2))],
+        "latent_kl_mean": float(np.concatenate(kls).mean()) if kls else None,
         "frames": int(e.shape[0]),
     }
 
@@ -131,7 +143,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("demos", type=Path, help="The demonstrations the policies were trained on.")
     ap.add_argument("policies", type=Path, nargs="+", help="BC/ACT policy.pt files.")
-    ap.add_argument("--episodes", type=int, default=20, help="Closed-loop episodes per seed set.")
+    ap.add_argument(
+        "--episodes", type=int, default=20, help="Closed-loop episodes per seed set (0: fit only)."
+    )
     ap.add_argument("--horizon", type=int, default=10, help="Predicted actions compared per frame.")
     ap.add_argument("--split", type=int, default=7, help="Action components reported apart.")
     ap.add_argument(
@@ -151,7 +165,7 @@ def main() -> None:
     torch.set_num_threads(1)
     demos = DemoSet.load(args.demos)
     own = [int(s) for s in demos.seeds[: args.episodes]]
-    if min(own) < 0:
+    if own and min(own) < 0:
         # Teleoperated demonstrations may not know their reset seeds (-1): no own-seed episodes.
         raise SystemExit(f"{args.demos}: some demonstrations have no reset seed (-1)")
     unseen = list(range(VALIDATION_SEED, VALIDATION_SEED + args.episodes))
@@ -160,21 +174,32 @@ def main() -> None:
         pol = load_bc_policy(path)
         if te is not None:
             pol.set_temporal_ensemble(float(te))
+        closed = args.episodes > 0
         row = {
             "temporal_ensemble": pol.cfg.temporal_ensemble,
             "fit": fit(pol, demos, args.horizon, args.split),
-            "own_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, own, args.split),
-            "validation_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, unseen, args.split),
+            "own_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, own, args.split)
+            if closed
+            else None,
+            "validation_seeds": rollouts(pol, pol.env_id, pol.env_kwargs, unseen, args.split)
+            if closed
+            else None,
         }
         out["policies"][str(path)] = row
         f = row["fit"]
-        print(
+        line = (
             f"{path}: fit error {f['mae_before_split']:.4g} (components < {args.split}), "
-            f"{f['mae_from_split'] or np.nan:.4g} (from {args.split}), env units; "
-            f"success on its demonstrations' seeds {100 * row['own_seeds']['success_rate']:.0f} %, "
-            f"on validation seeds {100 * row['validation_seeds']['success_rate']:.0f} %",
-            flush=True,
+            f"{f['mae_from_split'] or np.nan:.4g} (from {args.split}), env units"
         )
+        if f["latent_kl_mean"] is not None:
+            line += f"; latent KL {f['latent_kl_mean']:.3g}"
+        if closed:
+            line += (
+                f"; success on its demonstrations' seeds "
+                f"{100 * row['own_seeds']['success_rate']:.0f} %, "
+                f"on validation seeds {100 * row['validation_seeds']['success_rate']:.0f} %"
+            )
+        print(line, flush=True)
         # Written after every policy, so a later failure loses nothing done.
         args.out.write_text(json.dumps(out, indent=2) + "\n")
 

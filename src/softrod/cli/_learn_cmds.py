@@ -583,6 +583,9 @@ def bc_cmd(
     hidden: int = typer.Option(512, help="Hidden width."),
     layers: int = typer.Option(3, help="MLP / transformer encoder layers."),
     heads: int = typer.Option(4, help="Attention heads (act)."),
+    decoder_layers: int = typer.Option(
+        1, help="Transformer decoder layers (act; seed 002 Table 6: 1)."
+    ),
     batch_size: int = typer.Option(256, help="Minibatch."),
     learning_rate: float = typer.Option(1e-4, "--lr", help="AdamW learning rate."),
     kl_weight: float = typer.Option(10.0, help="KL weight (act)."),
@@ -672,6 +675,7 @@ def bc_cmd(
         hidden=hidden,
         layers=layers,
         heads=heads,
+        decoder_layers=decoder_layers,
         batch_size=batch_size,
         learning_rate=learning_rate,
         kl_weight=kl_weight,
