@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from softrod.learn import DemoSet, load_bc_policy
+from softrod.learn._bc import kl_to_prior
 
 #: First validation reset seed (the test episodes use 10000-10099).
 VALIDATION_SEED = 20_000
@@ -63,7 +64,7 @@ def fit(policy, demos: DemoSet, horizon: int, split: int) -> dict:
                 # prior says how much z carries (0: the decoder ignores z; z = 0 loses nothing).
                 a = torch.as_tensor((act[idx] - s["act_mean"]) / s["act_std"], dtype=torch.float32)
                 _, mu, logvar = policy.net(x, a, torch.as_tensor(raw >= t_len))
-                kls.append((-0.5 * (1 + logvar - mu**2 - logvar.exp())).sum(-1).numpy())
+                kls.append(kl_to_prior(mu, logvar).numpy())
         pred = out * s["act_std"] + s["act_mean"]
         errs.append(np.abs(pred - act[idx]))
     e = np.concatenate(errs)  # (frames, chunk, action dim)

@@ -135,6 +135,12 @@ def _build_net(cfg: BCConfig, obs_dim: int, act_dim: int) -> Any:
     return ACTNet() if cfg.policy == "act" else MLPNet()
 
 
+def kl_to_prior(mu: Any, logvar: Any) -> Any:
+    """KL divergence [nats] of each diagonal Gaussian N(mu, exp(logvar)) from N(0, I): (..., latent)
+    tensors -> (...); the CVAE's KL term in training and `bc_diagnostics`' latent usage."""
+    return -0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(-1)
+
+
 def _learning_rate(config: BCConfig, it: int) -> float:
     """The rate of gradient step `it` (1-based) under `config.lr_schedule`; a function of the
     step alone, so a resumed run follows the same schedule."""
@@ -558,7 +564,7 @@ def train_bc(
                 l1 = (torch.abs(pred - target) * valid).sum() / (valid.sum() * act_dim)
                 kl = torch.zeros(())
                 if mu is not None:
-                    kl = (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(-1)).mean()
+                    kl = kl_to_prior(mu, logvar).mean()
                 loss = l1 + config.kl_weight * kl
                 opt.zero_grad()
                 loss.backward()
