@@ -280,6 +280,57 @@ def test_sac_expert_ratio_keeps_demonstrations_across_resumes(tmp_path: Path) ->
             SACConfig(env_id="softrod/PushCube-v1", **{"expert_episodes": 1, **bad})
 
 
+def _layer_norm_q_bound(q_net: Any) -> float:
+    """An upper bound on |Q| for any input of a `LayerNormCritic` Q network: its last hidden
+    activation is relu(gamma * z + beta) with sum(z^2) = width (z normalised), so |Q| <= |b| +
+    ||w|| (max|gamma| sqrt(width) + ||beta||) for the output layer's weights w and bias b."""
+    norm, out = q_net[-3], q_net[-1]
+    width = norm.normalized_shape[0]
+    hidden = norm.weight.abs().max() * width**0.5 + norm.bias.norm()
+    return float((out.bias.abs().max() + out.weight.norm() * hidden).detach())
+
+
+def test_sac_critic_layer_norm_bounds_q_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`--critic-layer-norm` trains a critic with a LayerNorm after every hidden layer (target
+    too), whose Q stays inside the LayerNorm bound for inputs a million times the data's scale
+    where the plain critic's does not; the saved model loads back with it, and a resume that
+    names the other critic is one clear error."""
+    from stable_baselines3 import SAC
+
+    from softrod.learn._critic import LayerNormSACPolicy
+
+    out = tmp_path / "ln"
+    argv = ["train", "PlanarReach-v0", "--steps", "120", "--learning-starts", "60"]
+    argv += ["--no-progress", "--checkpoint-every", "1000", "--critic-layer-norm"]
+    assert main([*argv, "-o", str(out)]) == 0
+    assert load_config(out / "config.yaml").critic_layer_norm  # type: ignore[union-attr]
+    model = SAC.load(out / "model.zip", device="cpu")
+    assert isinstance(model.policy, LayerNormSACPolicy)
+    for critic in (model.critic, model.critic_target):
+        kinds = [type(m).__name__ for m in critic.qf0]
+        assert kinds == ["Linear", "LayerNorm", "ReLU"] * 2 + ["Linear"], kinds
+    import gymnasium as gym
+
+    plain = SAC("MlpPolicy", gym.make("softrod/PlanarReach-v0"), seed=0, device="cpu")
+    obs_dim = model.policy.observation_space.shape[0]
+    act_dim = model.policy.action_space.shape[0]
+    far = 1e6 * torch.randn(256, obs_dim + act_dim, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        q_ln = model.critic.qf0(far).abs().max().item()
+        q_plain = plain.critic.qf0(far).abs().max().item()
+    assert q_ln <= _layer_norm_q_bound(model.critic.qf0)
+    assert q_plain > 1e3 * _layer_norm_q_bound(model.critic.qf0)
+    # A resume continues with the same critic; naming the other one is refused in one line.
+    more = ["train", "PlanarReach-v0", "--steps", "10", "--no-progress", "--resume"]
+    assert main([*more, str(out / "model.zip"), "-o", str(out), "--critic-layer-norm"]) == 0
+    capsys.readouterr()
+    assert main([*more, str(out / "model.zip"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "has a layer-normalised critic" in err and err.count("\n") == 1, err
+
+
 def test_cli_train_eval_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "cli_run"
     rc = main(

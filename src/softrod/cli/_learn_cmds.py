@@ -136,6 +136,12 @@ def train_cmd(
         "draw this fraction of every minibatch from them (RLPD: 0.5) [default: sampled "
         "uniformly with the rest, overwritten once the buffer is full].",
     ),
+    critic_layer_norm: bool = typer.Option(
+        False,
+        "--critic-layer-norm",
+        help="SAC: LayerNorm after every hidden layer of the critics (RLPD's critic; "
+        "--resume must repeat it for a model trained with it).",
+    ),
     checkpoint_every: int = typer.Option(50_000, help="Steps between checkpoints."),
     log_every: int = typer.Option(1000, help="Steps between CSV/TensorBoard rows."),
     env_kwargs: str | None = typer.Option(None, help="Environment kwargs as a JSON object."),
@@ -234,6 +240,7 @@ def train_cmd(
         target_entropy=target_entropy,
         expert_episodes=expert_episodes,
         expert_ratio=expert_ratio,
+        critic_layer_norm=critic_layer_norm,
         checkpoint_every=checkpoint_every,
         log_every=log_every,
     )

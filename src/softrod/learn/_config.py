@@ -78,6 +78,12 @@ class SACConfig(_Config):
         "sampling, RLPD: Ball et al. 2023, uses 0.5). None: they are sampled uniformly with "
         "the agent's own transitions and overwritten once the buffer is full.",
     )
+    critic_layer_norm: bool = Field(
+        default=False,
+        description="LayerNorm after every hidden layer of the critics (RLPD, Ball et al. "
+        "2023: it keeps their values bounded where the demonstrations do not reach). A resumed "
+        "run must name the critic its model file holds.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> SACConfig:

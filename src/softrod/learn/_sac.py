@@ -334,6 +334,19 @@ def _save_model_atomic(model: Any, path: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _check_critic(model: Any, config: SACConfig, path: str | Path) -> None:
+    """Refuse to resume a model whose critic is not the one `config.critic_layer_norm` names."""
+    from softrod.learn._critic import LayerNormSACPolicy
+
+    has = isinstance(model.policy, LayerNormSACPolicy)
+    if has != config.critic_layer_norm:
+        raise ValueError(
+            f"critic_layer_norm {config.critic_layer_norm}, but the model {path} has "
+            f"{'a layer-normalised' if has else 'a plain'} critic: resume with "
+            f"critic_layer_norm {has} (CLI: {'with' if has else 'without'} --critic-layer-norm)"
+        )
+
+
 def load_sac(path: str | Path, **kwargs: Any) -> Any:
     """`SAC.load(path, **kwargs)`; a truncated or corrupt file is a ValueError naming it."""
     from stable_baselines3 import SAC
@@ -404,6 +417,7 @@ def train_sac(
         if resume is not None:
             # The network and its weights come from the file, the hyperparameters from config.
             model = load_sac(resume, env=env, device="cpu", **hyper)
+            _check_critic(model, config, resume)
             buffer = Path(resume).with_name(REPLAY_BUFFER_FILE)
             if buffer.is_file():
                 # The run that wrote this model left its replay buffer: continue seamlessly.
@@ -421,8 +435,11 @@ def train_sac(
                 # the first updates fit a handful of samples and undo part of the training.
                 model.learning_starts = int(model.num_timesteps) + config.learning_starts
         else:
+            # RLPD's layer-normalised critic, or SB3's plain one ("MlpPolicy").
+            from softrod.learn._critic import LayerNormSACPolicy
+
             model = SAC(
-                "MlpPolicy",
+                LayerNormSACPolicy if config.critic_layer_norm else "MlpPolicy",
                 env,
                 learning_starts=config.learning_starts,
                 **hyper,
