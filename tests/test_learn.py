@@ -280,6 +280,13 @@ def test_sac_expert_ratio_keeps_demonstrations_across_resumes(tmp_path: Path) ->
             SACConfig(env_id="softrod/PushCube-v1", **{"expert_episodes": 1, **bad})
 
 
+#: Scale of the critic inputs "far outside the data" (PlanarReach observations are O(1)).
+FAR_INPUT_SCALE = 1e6
+#: How far a plain critic's |Q| exceeds the LayerNorm bound there (ReLU MLPs grow linearly with
+#: the input: ~1e6 times; 1e3 leaves a wide margin and still shows the bound is not trivial).
+PLAIN_CRITIC_EXCESS = 1e3
+
+
 def _layer_norm_q_bound(q_net: Any) -> float:
     """An upper bound on |Q| for any input of a `LayerNormCritic` Q network: its last hidden
     activation is relu(gamma * z + beta) with sum(z^2) = width (z normalised), so |Q| <= |b| +
@@ -316,12 +323,14 @@ def test_sac_critic_layer_norm_bounds_q_and_resumes(
     plain = SAC("MlpPolicy", gym.make("softrod/PlanarReach-v0"), seed=0, device="cpu")
     obs_dim = model.policy.observation_space.shape[0]
     act_dim = model.policy.action_space.shape[0]
-    far = 1e6 * torch.randn(256, obs_dim + act_dim, generator=torch.Generator().manual_seed(0))
+    far = FAR_INPUT_SCALE * torch.randn(
+        256, obs_dim + act_dim, generator=torch.Generator().manual_seed(0)
+    )
     with torch.no_grad():
         q_ln = model.critic.qf0(far).abs().max().item()
         q_plain = plain.critic.qf0(far).abs().max().item()
     assert q_ln <= _layer_norm_q_bound(model.critic.qf0)
-    assert q_plain > 1e3 * _layer_norm_q_bound(model.critic.qf0)
+    assert q_plain > PLAIN_CRITIC_EXCESS * _layer_norm_q_bound(model.critic.qf0)
     # A resume continues with the same critic; naming the other one is refused in one line.
     more = ["train", "PlanarReach-v0", "--steps", "10", "--no-progress", "--resume"]
     assert main([*more, str(out / "model.zip"), "-o", str(out), "--critic-layer-norm"]) == 0
