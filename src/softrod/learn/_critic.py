@@ -3,8 +3,9 @@
 RLPD (Ball, Smith, Kostrikov & Levine 2023, "Efficient Online Reinforcement Learning with
 Offline Data", ICML) finds that with demonstrations in the buffer the critic's values
 extrapolate without bound on actions the data does not cover, and that a LayerNorm after every
-hidden linear layer of the critic bounds them (its Q is then at most ||w_out|| times the
-LayerNorm's scale). SB3's `ContinuousCritic` builds plain MLPs; these two classes add the
+hidden linear layer of the critic bounds them: the last hidden activation relu(gamma z + beta)
+has sum(z^2) = width, so |Q| <= |b| + ||w|| (max|gamma| sqrt(width) + ||beta||) for any input
+(w, b: the output layer's; tests/test_learn.py checks this bound). SB3's `ContinuousCritic` builds plain MLPs; these two classes add the
 LayerNorm and change nothing else (the actor, the twin minimum, the targets).
 
 The classes are importable under this path, so a saved model (`SAC.save`) loads back with
@@ -33,7 +34,8 @@ class LayerNormCritic(ContinuousCritic):
         activation_fn = kwargs.get("activation_fn", nn.ReLU)
         in_dim = int(kwargs["features_dim"]) + get_action_dim(self.action_space)
         net_arch = list(kwargs["net_arch"])
-        # Replace the plain Q networks by layer-normalised ones (same names, same count).
+        # Replace the plain Q networks by layer-normalised ones (same names, same count; the
+        # plain ones built above are dropped before SB3 makes the optimiser, so they never train).
         self.q_networks = []
         for idx in range(self.n_critics):
             layers = create_mlp(
