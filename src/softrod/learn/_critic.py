@@ -5,8 +5,9 @@ Offline Data", ICML) finds that with demonstrations in the buffer the critic's v
 extrapolate without bound on actions the data does not cover, and that a LayerNorm after every
 hidden linear layer of the critic bounds them: the last hidden activation relu(gamma z + beta)
 has sum(z^2) = width, so |Q| <= |b| + ||w|| (max|gamma| sqrt(width) + ||beta||) for any input
-(w, b: the output layer's; tests/test_learn.py checks this bound). SB3's `ContinuousCritic` builds plain MLPs; these two classes add the
-LayerNorm and change nothing else (the actor, the twin minimum, the targets).
+(w, b: the output layer's; tests/test_learn.py checks this bound). SB3's `ContinuousCritic`
+builds plain MLPs; these two classes add the LayerNorm and change nothing else (the actor, the
+twin minimum, the targets).
 
 The classes are importable under this path, so a saved model (`SAC.save`) loads back with
 `SAC.load` (SB3 pickles the policy class by reference).
