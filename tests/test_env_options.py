@@ -154,6 +154,58 @@ def test_observation_noise_and_action_delay() -> None:
             env.close()
 
 
+#: Tip shift [m] that tendon friction (mu up to 0.2) must at least cause after 40 steps of a
+#: strong pull: measured 14.7 mm on Reach-v0 (seed 3), so 1 mm is far from both.
+MIN_FRICTION_TIP_SHIFT = 1e-3
+#: Relative tension change along a tendon that friction must cause there: capstan losses at
+#: mu ~ 0.1 over a few tenths of a radian of wrap are several per cent; 1 % is below that.
+MIN_FRICTION_TENSION_CHANGE = 0.01
+
+
+def test_tendon_friction_draws_mu_per_tendon_and_loses_tension_along_each_path() -> None:
+    """randomize.tendon_friction: one capstan coefficient per tendon, drawn from the reset
+    seed in [0, value]; under a pull the tension along a tendon departs from the actuator's
+    (friction at the holes) and the robot ends elsewhere than without friction under the same
+    actions; a pickled copy keeps the memory."""
+    bound = 0.2
+    rough = gym.make("softrod/Reach-v0", randomize={"tendon_friction": bound})
+    smooth = gym.make("softrod/Reach-v0")
+    u = rough.unwrapped
+    try:
+        hook = u._dr_tendon_friction
+        assert hook.n_tendons == len(u.chain.tendons)
+        mus = []
+        for seed in (0, 1, 0):
+            rough.reset(seed=seed)
+            assert np.all((hook.mu >= 0) & (hook.mu <= bound)) and np.ptp(hook.mu) > 0
+            mus.append(hook.mu.copy())
+        assert np.any(mus[0] != mus[1])
+        np.testing.assert_array_equal(mus[0], mus[2])
+        rough.reset(seed=3)
+        smooth.reset(seed=3)
+        pull = 0.8 * rough.action_space.high
+        for _ in range(40):
+            rough.step(pull)
+            smooth.step(pull)
+        # The holes take tension: along a loaded tendon with mu > 0 it is no longer the
+        # actuator's, as it is without friction.
+        t = hook.tension
+        base = hook.base_tension(u.data)[hook.piece_tendon]
+        rubbing = (base > 0) & (hook.mu[hook.piece_tendon] > 0)
+        assert rubbing.any()
+        assert np.max(np.abs(t[rubbing] / base[rubbing] - 1.0)) > MIN_FRICTION_TENSION_CHANGE
+        tip = u.data.site_xpos[u._tip_site]
+        tip0 = smooth.unwrapped.data.site_xpos[smooth.unwrapped._tip_site]
+        assert np.linalg.norm(tip - tip0) > MIN_FRICTION_TIP_SHIFT
+        # A pickled copy carries the memory and continues it.
+        copy = pickle.loads(pickle.dumps(u))
+        np.testing.assert_array_equal(copy._dr_tendon_friction.tension, t)
+        copy.close()
+    finally:
+        rough.close()
+        smooth.close()
+
+
 def test_flip_switch_randomizes_only_the_continuum_robot() -> None:
     nominal = gym.make("softrod/FlipSwitch-v0").unwrapped.model
     env = gym.make("softrod/FlipSwitch-v0", randomize={"damping": 0.2, "joint_friction": 1e-3})

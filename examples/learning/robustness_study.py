@@ -30,7 +30,8 @@ import numpy as np  # noqa: E402
 #: reset; issue 17's range is 0.2 on modulus and tendon stiffness. Joint friction is absolute
 #: [N m] against Reach's joint stiffness of 0.021-0.044 N m / rad (0.002 N m holds a joint
 #: still within ~0.05-0.1 rad); observation noise is in the observation's units (m for the
-#: positions).
+#: positions). Tendon friction is the capstan coefficient at the disk holes (docs/friction.md;
+#: the ftdcr_v4 fit found 0.057, docs/validation.md), one per tendon in [0, value].
 PERTURBATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("nominal", {}),
     ("modulus +-10 %", {"modulus": 0.1}),
@@ -47,6 +48,8 @@ PERTURBATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("observation noise 3 mm", {"observation_noise": 0.003}),
     ("action delay <= 1 step", {"action_delay": 1}),
     ("action delay <= 3 steps", {"action_delay": 3}),
+    ("tendon friction mu <= 0.1", {"tendon_friction": 0.1}),
+    ("tendon friction mu <= 0.3", {"tendon_friction": 0.3}),
 )
 
 

@@ -82,6 +82,10 @@ class Randomization:
     """Joint damping of the chain: one factor on every chain joint."""
     joint_friction: float = 0.0
     """Dry joint friction: every chain joint's frictionloss uniform in [0, value] [N m]."""
+    tendon_friction: float = 0.0
+    """Tendon friction with memory (docs/friction.md: capstan law at every disk hole, stick
+    band from the robot description): each tendon's coefficient mu uniform in [0, value] [-],
+    applied by `softrod.mujoco.TendonFriction` before every substep."""
     observation_noise: float = 0.0
     """Std of Gaussian noise added to every state-observation component (its units)."""
     action_delay: int = 0
@@ -175,6 +179,7 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
         self.randomize = Randomization()
         self.action_delay_steps = 0
         self._pending: deque[np.ndarray] = deque()
+        self._dr_tendon_friction: Any = None  # TendonFriction when randomize.tendon_friction
         self._step_count = 0
         self._compile()
         self.metadata = dict(self.metadata)
@@ -245,6 +250,16 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
             "bias": m.actuator_biasprm.copy(),
         }
         self._dr_factors: dict[str, np.ndarray] | None = None
+        if self.randomize.tendon_friction > 0:
+            from softrod.mujoco import TendonFriction
+
+            chain = getattr(self, "chain", None)
+            if chain is None or not chain.tendons:
+                raise ValueError(
+                    "randomize.tendon_friction needs a tendon-driven chain in the scene, got "
+                    f"{self.randomize.tendon_friction} for {type(self).__name__}"
+                )
+            self._dr_tendon_friction = TendonFriction(m, chain, mu=0.0)
 
     def _draw_randomization(self) -> None:
         """Draw this episode's perturbation from `np_random` and write it into the model."""
@@ -263,6 +278,10 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
             else np.zeros(0),
         }
         self.action_delay_steps = int(rng.integers(0, r.action_delay + 1)) if r.action_delay else 0
+        # Drawn last, so the other options' draws are those of a run without it.
+        if self._dr_tendon_friction is not None:
+            hook = self._dr_tendon_friction
+            hook.mu[:] = rng.uniform(0.0, r.tendon_friction, hook.n_tendons)
         self._apply_randomization()
 
     def _apply_randomization(self) -> None:
@@ -328,6 +347,9 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
             self._draw_randomization()
             self._pending = deque()
         mujoco.mj_resetData(self.model, self.data)
+        if self._dr_tendon_friction is not None:
+            # A new episode starts with slack tendons and no memory.
+            self._dr_tendon_friction.reset()
         self._step_count = 0
         self._reset_task()
         mujoco.mj_forward(self.model, self.data)
@@ -352,6 +374,8 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
         n_bad = warn.number
         for _ in range(self.n_substeps):
             self._before_substep()
+            if self._dr_tendon_friction is not None:
+                self._dr_tendon_friction.apply(self.model, self.data)
             mujoco.mj_step(self.model, self.data)
         # mj_step leaves positions, contacts and velocities of the state *before* its last
         # integration; recompute them so observations and rewards describe the current state
@@ -409,6 +433,7 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
         self.__dict__.setdefault("randomize", Randomization())
         self.__dict__.setdefault("action_delay_steps", 0)
         self.__dict__.setdefault("_pending", deque())
+        self.__dict__.setdefault("_dr_tendon_friction", None)
         self._compile()
         if self.randomize.enabled:
             # The recompiled model is nominal: write this episode's perturbation again.
