@@ -53,6 +53,9 @@ def test_every_registered_env_is_listed() -> None:
     assert not set(BATCHED_ENV_IDS) & set(UNBATCHED_ENV_IDS)
     with pytest.raises(ValueError, match="not batched"):
         make_batched("SnakeLocomotion-v1", 2, DEVICE)
+    # Per-episode robot perturbations would be dropped by the one shared model: refused.
+    with pytest.raises(ValueError, match="randomize is not batched"):
+        make_batched("Reach-v0", 2, DEVICE, randomize={"tendon_friction": 0.1})
 
 
 @pytest.mark.parametrize("env_id", BATCHED_ENV_IDS)

@@ -200,6 +200,10 @@ def test_tendon_friction_draws_mu_per_tendon_and_loses_tension_along_each_path()
         # A pickled copy carries the memory and continues it.
         copy = pickle.loads(pickle.dumps(u))
         np.testing.assert_array_equal(copy._dr_tendon_friction.tension, t)
+        for _ in range(3):
+            copy.step(pull)
+            u.step(pull)
+        np.testing.assert_array_equal(copy.data.qpos, u.data.qpos)
         copy.close()
     finally:
         rough.close()

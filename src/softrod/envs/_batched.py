@@ -196,6 +196,15 @@ class BatchedEnv(gym.vector.VectorEnv):  # type: ignore[type-arg]
         self.torch_device = wp.device_to_torch(self.device)
         self.env_id = _full_id(env_id)
         host: Any = gym.make(self.env_id, disable_env_checker=True, **env_kwargs).unwrapped
+        # One model serves every world, so per-episode robot perturbations (and the tendon
+        # friction hook, a host-side force) would be silently dropped: refuse them.
+        randomize = getattr(host, "randomize", None)
+        if randomize is not None and randomize.enabled:
+            host.close()
+            raise ValueError(
+                f"randomize is not batched (one model for all worlds), got {randomize}; "
+                "use the CPU environment"
+            )
         host.reset(seed=0)
         self.host = host
         self.num_envs = int(num_envs)
