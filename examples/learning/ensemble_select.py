@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from softrod.learn import evaluate, load_bc_policy
+from softrod.learn._bc import VAL_SEED as VALIDATION_SEED
+from softrod.learn._bc import _val_key
 
-VALIDATION_SEED, VALIDATION_EPISODES = 20_000, 50
+VALIDATION_EPISODES = 50
 TEST_SEED, TEST_EPISODES = 10_000, 100
 
 
@@ -55,13 +57,9 @@ def _evaluate(path: Path, k: float, seed: int, episodes: int) -> dict:
 
 
 def _key(row: dict) -> tuple[float, float, int, float]:
-    """Validation order: success, lower mean final distance, later candidate, larger k."""
-    return (
-        row["success_rate"],
-        -row["final_distance_mean"],
-        row["iteration"],
-        row["temporal_ensemble"],
-    )
+    """Validation order: `softrod bc`'s (success, then the lower mean final distance), then
+    the later candidate and the larger k."""
+    return (*_val_key(row), row["iteration"], row["temporal_ensemble"])
 
 
 def main() -> None:
@@ -98,10 +96,11 @@ def main() -> None:
                 if row is None:
                     row = _evaluate(path, k, VALIDATION_SEED, args.val_episodes)
                     row.update(iteration=it, temporal_ensemble=k)
-                rows.append(row)
+                    rows.append(row)
+                    _write(args.out, doc, {"run": str(run), "validation": rows})
+                else:
+                    rows.append(row)
                 print(f"{run} {it} k={k}: validation {row['success_rate']:.2f}", flush=True)
-                entry = {"run": str(run), "validation": rows}
-                _write(args.out, doc, entry)
         # Selection is fixed before the test; a held test counts only for the same choice.
         best = max(rows, key=_key)
         sel = {"iteration": best["iteration"], "temporal_ensemble": best["temporal_ensemble"]}
@@ -126,9 +125,8 @@ def main() -> None:
 
 def _write(out: Path, doc: dict, partial: dict | None) -> None:
     """Write the JSON so far (`partial`: the run still being validated)."""
-    d = dict(doc, runs=doc["runs"] + ([partial] if partial else []), complete=False)
-    if "complete" in doc:
-        d["complete"] = doc["complete"]
+    runs = doc["runs"] + ([partial] if partial else [])
+    d = {**doc, "runs": runs, "complete": doc.get("complete", False)}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(d, indent=1) + "\n")
 

@@ -19,11 +19,14 @@ import copy
 import re
 from collections import deque
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import mujoco
 import numpy as np
+
+if TYPE_CHECKING:
+    from softrod.mujoco import TendonFriction
 
 __all__ = [
     "MujocoEnv",
@@ -179,7 +182,7 @@ class MujocoEnv(gym.Env[np.ndarray, np.ndarray]):
         self.randomize = Randomization()
         self.action_delay_steps = 0
         self._pending: deque[np.ndarray] = deque()
-        self._dr_tendon_friction: Any = None  # TendonFriction when randomize.tendon_friction
+        self._dr_tendon_friction: TendonFriction | None = None  # randomize.tendon_friction
         self._step_count = 0
         self._compile()
         self.metadata = dict(self.metadata)
