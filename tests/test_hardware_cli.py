@@ -118,6 +118,27 @@ def test_fit_json_and_replay_json(
     assert obj["mean_error_mm"] == pytest.approx(np.linalg.norm(tip - raw, axis=1).mean())
 
 
+def test_fit_says_whether_it_converged(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # The default cap lets the fit stop on SciPy's tolerances (5 rows: ~40 steps); a cap that
+    # stops it first is reported, in the JSON and as a line of the text output.
+    train = recording_path("ftdcr_v4", "train")
+    out = tmp_path / "fit.yaml"
+    code, text, err = run(
+        capsys, "hardware", "fit", "ftdcr_v4", "--data", train, "-o", out, "--json",
+        "--stride", 400,
+    )  # fmt: skip
+    assert code == 0, err
+    fit = json.loads(text)
+    assert fit["converged"] is True and "termination" in fit["message"]
+    assert 1 < fit["nfev"] < 100
+    code, text, err = run(
+        capsys, "hardware", "fit", "ftdcr_v4", "--data", train, "-o", out, "--overwrite",
+        "--stride", 400, "--max-nfev", 1,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "not converged: stopped after 1 trust-region step (--max-nfev 1)" in text
+
+
 def test_fitted_description_loads_in_every_model(fitted: Path) -> None:
     spec = load_robot(fitted)
     assert spec.calibration is not None

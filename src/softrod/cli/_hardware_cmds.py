@@ -40,8 +40,11 @@ def fit_cmd(
         int, typer.Option("--stride", help="Fit on every STRIDE-th row of the recording.")
     ] = 8,
     max_nfev: Annotated[
-        int, typer.Option("--max-nfev", help="Least-squares evaluations (trust-region steps).")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-nfev", help="Cap on the trust-region steps; the fit stops when converged."
+        ),
+    ] = 100,
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace an existing output file.")
     ] = False,
@@ -112,6 +115,13 @@ def fit_cmd(
         f"{fit.train_rows} rows ({fit.seconds:.1f} s); friction: "
         f"{obj['friction'] if obj['friction'] is not None else 'none (mu = 0)'}"
     )
+    if fit.converged is False:
+        # The optimum is not reached: say so, since where it stopped is not reproducible.
+        typer.echo(
+            f"not converged: stopped after {fit.nfev} trust-region step"
+            f"{'' if fit.nfev == 1 else 's'} (--max-nfev {max_nfev}); the parameters depend on "
+            "where it stopped"
+        )
     typer.echo(f"wrote {out}")
 
 

@@ -90,8 +90,12 @@ def validate_cmd(
         int, typer.Option("--stride", help="hardware: calibrate on every STRIDE-th train row.")
     ] = 8,
     max_nfev: Annotated[
-        int, typer.Option("--max-nfev", help="hardware: least-squares evaluations.")
-    ] = 10,
+        int,
+        typer.Option(
+            "--max-nfev",
+            help="hardware: cap on the least-squares steps (the fit stops when converged).",
+        ),
+    ] = 100,
     no_mujoco: Annotated[
         bool, typer.Option("--no-mujoco", help="hardware: static rod model only.")
     ] = False,

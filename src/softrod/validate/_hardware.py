@@ -97,10 +97,14 @@ MARKER_BOUNDS = (-0.01, 0.04)
 #: Largest backlash the calibration may fit [m] (the single-tendon pulls span about 15 mm).
 BACKLASH_MAX = 0.003
 #: Calibration defaults: every 8th train row (ftdcr_v4: 203 of 1620 rows, consecutive rows are
-#: 0.4 s apart on slow sweeps, so little information is lost) and 10 trust-region steps (each
-#: costs 16 evaluations of the whole subset; the train RMSE changes by < 1 % after that).
+#: 0.4 s apart on slow sweeps, so little information is lost), and trust-region steps until
+#: SciPy's ftol / xtol stop (each step costs 16 evaluations of the whole subset).
 DEFAULT_STRIDE = 8
-DEFAULT_MAX_NFEV = 10
+#: A cap on the trust-region steps, not the stopping rule: the fits stop converged after 16-24
+#: steps on ftdcr_v4 and 23-37 on ftdcr_v6 (15 parameters, with and without the tension play;
+#: 2026-12-07). The earlier cap of 10 stopped ftdcr_v6 wherever the solver's rounding had led
+#: it (train RMSE 11.2, 11.5 and 17.4 mm on three machine / commit pairs, against 10.4 converged).
+DEFAULT_MAX_NFEV = 100
 #: Finite-difference step of the calibration Jacobian (relative, on scaled parameters); well above
 #: the static solver's tolerance so the differences are not noise.
 DIFF_STEP = 1e-4
@@ -834,6 +838,9 @@ class HardwareFit:
     seconds: float
     message: str
     extra: dict[str, Any] = field(default_factory=dict)
+    #: True when SciPy's ftol / xtol / gtol stopped the fit, False when `max_nfev` did (the
+    #: answer then depends on where it stopped); None for a fit recorded before this field.
+    converged: bool | None = None
 
 
 def calibrate_hardware(
@@ -1051,6 +1058,7 @@ def calibrate_hardware(
         seconds=time.perf_counter() - t0,
         message=str(res.message),
         extra=extra,
+        converged=bool(res.status > 0),
     )
 
 

@@ -294,6 +294,7 @@ def fit_summary(fit: HardwareFit) -> dict[str, Any]:
         "rmse_before_mm": fit.rmse_before_mm,
         "rmse_after_mm": fit.rmse_after_mm,
         "nfev": fit.nfev,
+        "converged": fit.converged,
         "seconds": fit.seconds,
         "message": fit.message,
     }

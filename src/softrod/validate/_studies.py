@@ -268,6 +268,7 @@ def hardware_study(
             "train_rmse_after_mm": fit.rmse_after_mm,
             "calibration_seconds": fit.seconds,
             "calibration_message": fit.message,
+            "calibration_converged": fit.converged,
             "val_rows": val.rows,
             "models": {},
             "fitted_description": str(fitted),
@@ -345,6 +346,7 @@ def _fit_record(fit: HardwareFit) -> dict[str, Any]:
         "rmse_before_mm": fit.rmse_before_mm,
         "rmse_after_mm": fit.rmse_after_mm,
         "nfev": fit.nfev,
+        "converged": fit.converged,
         "seconds": fit.seconds,
         "message": fit.message,
         "extra": fit.extra,
@@ -367,6 +369,7 @@ def _fit_from_record(rec: dict[str, Any]) -> HardwareFit:
         seconds=rec["seconds"],
         message=rec["message"],
         extra=extra,
+        converged=rec.get("converged"),
     )
 
 
