@@ -60,9 +60,10 @@ def main() -> None:
                 f"(pull {e[md > 0].mean():.2f}, release {e[md < 0].mean():.2f})"
             )
         play = fit.extra.get("backlash_per_tension")
+        play_txt = "none" if play is None else f"{play * 1e6:.1f} um/N"
         print(
             f"g {g:+6.2f}: train RMSE {fit.rmse_after_mm:.2f} mm ({fit.nfev} steps, "
-            f"converged {fit.converged}); play {play if play is None else f'{play * 1e6:.1f} um/N'};"
+            f"converged {fit.converged}); play {play_txt};"
             f" mean / median / max [mm]: {' | '.join(cols)} [{time.perf_counter() - t0:.0f} s]",
             flush=True,
         )

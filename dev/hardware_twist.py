@@ -136,7 +136,9 @@ def main() -> None:
         )
     d = errs["with"] - errs["without"]
     lo_ci, hi_ci = bootstrap_mean_interval(d, va.pattern, seed=0)
-    print(f"  val change {d.mean():+.3f} mm (95 % {lo_ci:+.3f} to {hi_ci:+.3f}, whole val patterns)")
+    print(
+        f"  val change {d.mean():+.3f} mm (95 % {lo_ci:+.3f} to {hi_ci:+.3f}, whole val patterns)"
+    )
 
 
 if __name__ == "__main__":
