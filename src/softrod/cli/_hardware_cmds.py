@@ -94,17 +94,38 @@ def fit_cmd(
     if stride < 1 or max_nfev < 1:
         raise CliError(f"--stride and --max-nfev must be >= 1, got {stride} and {max_nfev}")
     out = prepare_output(output, overwrite=overwrite)
-    fit = fit_recording(
-        robot,
-        data,
-        stride=stride,
-        max_nfev=max_nfev,
-        friction=friction,
-        hole_wrap=hole_wrap,
-        tension_backlash=tension_backlash,
-        lag=lag,
-        passthrough=passthrough,
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    # A fit takes half a minute to hours (friction): show that it runs, on stderr, gone after.
+    bar = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
     )
+    with bar:
+        task = bar.add_task(f"fit {robot}", total=None)
+
+        def progress(evaluations: int, rmse_mm: float) -> None:
+            bar.update(
+                task,
+                description=f"fit {robot}: {evaluations} evaluations, train RMSE {rmse_mm:.2f} mm",
+            )
+
+        fit = fit_recording(
+            robot,
+            data,
+            stride=stride,
+            max_nfev=max_nfev,
+            friction=friction,
+            hole_wrap=hole_wrap,
+            tension_backlash=tension_backlash,
+            lag=lag,
+            passthrough=passthrough,
+            progress=progress,
+        )
     write_fitted(fit, out)
     obj = {**fit_summary(fit), "output": str(out)}
     if as_json:

@@ -860,6 +860,7 @@ def calibrate_hardware(
     tension_backlash: bool = False,
     lag: bool = False,
     passthrough: bool = False,
+    progress: Callable[[int, float], None] | None = None,
 ) -> HardwareFit:
     """Fit `HardwareParams` on every `stride`-th row of the train split (static rod model).
 
@@ -880,6 +881,8 @@ def calibrate_hardware(
     row's time `train.t` before the rows are strided. passthrough : also fit the coupling
     between segments, the radius of each distal segment's tendons in the proximal disks as a
     fraction of their offset (`passthrough_routing`, from `initial`'s values where set, else 1).
+    progress : called after every evaluation of the strided rows with (evaluations so far,
+    their RMSE [mm]): a long fit (with friction, minutes per trust-region step) shows it runs.
 
     `extra` holds `standard_errors` (per parameter, `HardwareParams.as_dict` units, None when
     the Jacobian at the optimum does not identify them), `standard_errors_message`,
@@ -970,6 +973,10 @@ def calibrate_hardware(
         t_lag = x[len(x) - n_tail : len(x) - n_pt]
         return head, (math.exp(float(t_lag[0])), float(t_lag[1])), pt
 
+    def rms(r: np.ndarray) -> float:
+        """RMS of the 3-D marker errors [mm] of a stacked residual [m]."""
+        return float(np.sqrt(np.mean(np.sum(r.reshape(-1, 3) ** 2, axis=1))) * 1e3)
+
     def resid(xf: np.ndarray) -> np.ndarray:
         x, (tau, frac), pt = split(full(xf))
         # The lag runs over every row in time order, before the rows are strided.
@@ -993,7 +1000,13 @@ def calibrate_hardware(
                 )
             else:
                 pred, _ = replay_marker(spec, seq_disp, sequence_model=sequence_model, friction=fr)
-        return (pred - meas).ravel()
+        r = (pred - meas).ravel()
+        if progress is not None:
+            evaluations[0] += 1
+            progress(evaluations[0], rms(r))
+        return r
+
+    evaluations = [0]
 
     t0 = time.perf_counter()
     r0 = resid(x0[free])
@@ -1006,7 +1019,6 @@ def calibrate_hardware(
         max_nfev=max_nfev,
         method="trf",
     )
-    rms = lambda r: float(np.sqrt(np.mean(np.sum(r.reshape(-1, 3) ** 2, axis=1))) * 1e3)  # noqa: E731
     x, (tau, frac), pt = split(full(res.x))
     # The optimizer's Jacobian uses relative steps, which vanish for a parameter at 0 (a
     # pretension on its bound): the errors use steps scaled by each parameter's scale instead.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -220,6 +221,7 @@ def fit_recording(
     tension_backlash: bool = False,
     lag: bool = False,
     passthrough: bool = False,
+    progress: Callable[[int, float], None] | None = None,
 ) -> HardwareFit:
     """Calibrate `robot` (ftdcr_v4 or ftdcr_v6) on the recording `data` only (every `stride`-th
     row; `calibrate_hardware`). `extra` adds `data`, `rows`, `stride`, `servo_columns` and
@@ -235,7 +237,8 @@ def fit_recording(
     fit the coupling between segments, the distal tendons' radius in the proximal disks (one
     scale per distal segment, written as the tendons' `offsets` routing; `passthrough_routing`).
     sequence_model :
-    another stateful model instead (its mu and stick band both fitted)."""
+    another stateful model instead (its mu and stick band both fitted). progress : called after
+    each evaluation of the train rows with (evaluations so far, their RMSE [mm])."""
     if robot not in ROBOTS:
         raise ValueError(
             f"ROBOT must be one of {', '.join(ROBOTS)} (robots with priors), got {robot!r}"
@@ -259,6 +262,7 @@ def fit_recording(
         tension_backlash=tension_backlash,
         lag=lag,
         passthrough=passthrough,
+        progress=progress,
     )
     message = (
         (FRICTION_MESSAGE + HOLE_WRAP_MESSAGE if hole_wrap else FRICTION_MESSAGE)
