@@ -139,6 +139,16 @@ def test_fit_says_whether_it_converged(capsys: pytest.CaptureFixture[str], tmp_p
     assert "not converged: stopped after 1 trust-region step (--max-nfev 1)" in text
 
 
+def test_fit_reports_progress_per_evaluation() -> None:
+    # The callback sees every evaluation of the strided rows: the first is the start's RMSE.
+    seen: list[tuple[int, float]] = []
+    fit = calibrate_hardware(
+        "ftdcr_v4", stride=400, max_nfev=1, progress=lambda n, r: seen.append((n, r))
+    )
+    assert [n for n, _ in seen] == list(range(1, len(seen) + 1)) and len(seen) > 1
+    assert seen[0][1] == pytest.approx(fit.rmse_before_mm, rel=1e-12)
+
+
 def test_fitted_description_loads_in_every_model(fitted: Path) -> None:
     spec = load_robot(fitted)
     assert spec.calibration is not None
