@@ -3,6 +3,10 @@ their own weight along the backbone axis, the 15 parameters (and the tension pla
 train with it, val replayed. Nothing is fitted on val.
 
     PYTHONPATH=src python dev/hardware_gravity.py ROBOT G[,G...] [--play] [--max-nfev N]
+    PYTHONPATH=src python dev/hardware_gravity.py ROBOT G[,G...] --fitted FITTED.yaml
+
+With `--fitted`, nothing is refitted: FITTED (a `softrod hardware fit` description) is
+replayed with each gravity as it is (what the weight alone does to a weightless calibration).
 
 G [m/s^2] is gravity along the base frame's z axis (the backbone's axis at the straight pose):
 +9.81 = the robot hanging tip down, -9.81 = standing tip up; 0 = today's model (the authors set
@@ -22,6 +26,7 @@ import numpy as np
 
 import softrod.validate._hardware as hw
 from softrod.datasets import load_tdcr_recording
+from softrod.description import load_robot
 from softrod.rods import solve_static
 from softrod.validate import motion_direction
 
@@ -40,16 +45,12 @@ def main() -> None:
     ap.add_argument("g", help="comma-separated gravity values along base z [m/s^2]")
     ap.add_argument("--play", action="store_true", help="also fit the tension play")
     ap.add_argument("--max-nfev", type=int, default=hw.DEFAULT_MAX_NFEV)
+    ap.add_argument("--fitted", help="replay this fitted description, no refit")
     args = ap.parse_args()
     val = load_tdcr_recording(args.robot, "val")
     train = load_tdcr_recording(args.robot, "train")
-    for g in (float(v) for v in args.g.split(",")):
-        hw.solve_static = with_gravity(g)
-        t0 = time.perf_counter()
-        fit = hw.calibrate_hardware(
-            args.robot, train=train, max_nfev=args.max_nfev, tension_backlash=args.play
-        )
-        spec = hw.calibrated_robot(args.robot, fit.params)
+
+    def errors(spec) -> list[str]:
         cols = []
         for name, rec in (("train", train), ("val", val)):
             tip, ok = hw.replay_marker(spec, rec.displacement, t=rec.t)
@@ -59,6 +60,20 @@ def main() -> None:
                 f"{name} {e.mean():.2f} / {np.median(e):.2f} / {e.max():.1f} "
                 f"(pull {e[md > 0].mean():.2f}, release {e[md < 0].mean():.2f})"
             )
+        return cols
+
+    for g in (float(v) for v in args.g.split(",")):
+        hw.solve_static = with_gravity(g)
+        t0 = time.perf_counter()
+        if args.fitted:
+            cols = errors(load_robot(args.fitted))
+            print(f"g {g:+6.2f}, {args.fitted} as fitted: mean / median / max [mm]: "
+                  f"{' | '.join(cols)}", flush=True)  # fmt: skip
+            continue
+        fit = hw.calibrate_hardware(
+            args.robot, train=train, max_nfev=args.max_nfev, tension_backlash=args.play
+        )
+        cols = errors(hw.calibrated_robot(args.robot, fit.params))
         play = fit.extra.get("backlash_per_tension")
         play_txt = "none" if play is None else f"{play * 1e6:.1f} um/N"
         print(
