@@ -29,6 +29,7 @@ description has a `tendon_friction` block.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -1002,11 +1003,10 @@ def calibrate_hardware(
                 pred, _ = replay_marker(spec, seq_disp, sequence_model=sequence_model, friction=fr)
         r = (pred - meas).ravel()
         if progress is not None:
-            evaluations[0] += 1
-            progress(evaluations[0], rms(r))
+            progress(next(evaluations), rms(r))
         return r
 
-    evaluations = [0]
+    evaluations = itertools.count(1)
 
     t0 = time.perf_counter()
     r0 = resid(x0[free])
