@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -29,6 +31,9 @@ import softrod.validate._hardware as hw
 from softrod.datasets import load_tdcr_recording
 from softrod.description import load_robot
 from softrod.validate import bootstrap_mean_interval, motion_direction
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hardware_residual import family  # noqa: E402
 
 #: Twist bound per segment [rad] (30 deg: the fitted angle offsets are within 3 deg on v4,
 #: 14 deg on v6) and its optimizer scale [rad].
@@ -125,8 +130,7 @@ def main() -> None:
         md = motion_direction(va.displacement)
         fam = {}
         for lab, ei in zip(va.pattern, e, strict=True):
-            key = lab.removeprefix("rep1_").split("_dir")[0]
-            fam.setdefault(key, []).append(ei)
+            fam.setdefault(family(lab), []).append(ei)
         print(
             f"  val {name} the twist: mean / median / max {e.mean():.2f} / {np.median(e):.2f} / "
             f"{e.max():.1f} mm, pulling / releasing {e[md > 0].mean():.2f} / "
