@@ -133,6 +133,29 @@ def test_bad_sweep_files_name_the_field(patch, needle):
 
 
 @needs_pyarrow
+def test_with_fields_leaves_the_base_description_unchanged():
+    """`with_fields` edits `model_dump()`'s dict in place without a deep copy: the dump must
+    share no container with the description (tuples, segment lists, optional blocks)."""
+    from softrod.description import find_robot, load_robot, with_fields
+
+    base = load_robot(find_robot("tdcr3"))
+    before = base.model_dump()
+    new = with_fields(
+        base,
+        {
+            "backbone.youngs_modulus": 6.0e10,
+            "backbone.precurvature.0": 1.5,
+            "segments.1.length": 0.07,
+            "segments.0.tendons.2.offset": 0.004,
+            "segments.1.backbone.youngs_modulus": 3.0e10,
+        },
+    )
+    assert base.model_dump() == before
+    assert new.backbone.youngs_modulus == 6.0e10 and new.backbone.precurvature[0] == 1.5
+    assert new.segments[1].length == 0.07 and new.segments[0].tendons[2].offset == 0.004
+    assert new.segments[1].backbone.youngs_modulus == 3.0e10
+
+
 def test_process_sweep_matches_direct_solves(tmp_path):
     out = tmp_path / "r.parquet"
     summary = run_sweep(_small_spec(), out, workers=2, progress=False)

@@ -16,7 +16,6 @@ them to the same value.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -172,14 +171,27 @@ def with_fields(spec: RobotSpec | Mapping[str, Any], values: Mapping[str, Any]) 
     a valid description.
     """
     base = load_robot(dict(spec) if isinstance(spec, Mapping) else spec)
-    data = copy.deepcopy(base.model_dump())
+    # model_dump builds new dicts and lists (nothing shared with `base`): no deep copy needed,
+    # which was a third of a sweep point's cost (tests/test_sweep.py checks the base is kept).
+    data = base.model_dump()
     for name, value in values.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise DescriptionError(f"{name} must be finite, got {value!r}")
+        # A full path to a numeric field needs no search of every field (a sweep sets one per
+        # point); names and patterns go through `resolve_fields`.
+        norm = normalize_path(name)
         try:
-            paths: tuple[str, ...] = resolve_fields(base, name)
-        except ValueError:
-            paths = (normalize_path(name),)
+            current = get_field(data, norm)
+        except (KeyError, IndexError, ValueError):
+            current = _MISSING
+        paths: tuple[str, ...]
+        if _is_number(current):
+            paths = (norm,)
+        else:
+            try:
+                paths = resolve_fields(base, name)
+            except ValueError:
+                paths = (norm,)
         for path in paths:
             try:
                 set_path(data, path, value)

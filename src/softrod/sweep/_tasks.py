@@ -267,12 +267,17 @@ def _run_point(
     pid: str,
     params: dict[str, Any],
     worker: str,
+    point: SweepPoint | None = None,
 ) -> dict[str, Any]:
+    """One point's row; `point`: the point already made from these arguments (`_make_point`),
+    so the chunk runner does not set the description's fields twice."""
     t0 = time.perf_counter()
     row: dict[str, Any] = {"point_id": pid, "index": index, "status": "ok", "error": None}
     row.update(params)
     try:
-        _finish_row(row, func(_make_point(job, robot, index, pid, params)), params)
+        if point is None:
+            point = _make_point(job, robot, index, pid, params)
+        _finish_row(row, func(point), params)
     except Exception as exc:  # noqa: BLE001 - a failing point is recorded, the sweep goes on
         row["status"] = "error"
         tb = traceback.extract_tb(exc.__traceback__)
@@ -346,7 +351,7 @@ def _static_group(
     for item, (slot, point) in enumerate(group):
         if batch is None or not batch.success[item]:
             rows[slot] = _run_point(
-                job, static_tip, robot, point.index, point.point_id, point.params, worker
+                job, static_tip, robot, point.index, point.point_id, point.params, worker, point
             )
             continue
         tip = batch.tip_position[item]
@@ -381,7 +386,10 @@ def _run_static_chunk(
     same `steps`, same control) are solved in one batch; the rest one by one."""
     rows: list[dict[str, Any] | None] = [None] * len(points)
     groups: dict[tuple[str, Any, str], list[tuple[int, SweepPoint]]] = {}
+    # Seconds spent making each grouped point, added to its row's `elapsed_s` below.
+    made: dict[int, float] = {}
     for slot, (i, pid, params) in enumerate(points):
+        t0 = time.perf_counter()
         try:
             point = _make_point(job, robot, i, pid, params)
             key = _batch_key(point)
@@ -390,15 +398,20 @@ def _run_static_chunk(
         if key is None:
             rows[slot] = _run_point(job, static_tip, robot, i, pid, params, worker)
         else:
+            made[slot] = time.perf_counter() - t0
             groups.setdefault(key, []).append((slot, point))
     for (_, steps, control), group in groups.items():
         if len(group) < MIN_BATCH:
             for slot, p in group:
                 rows[slot] = _run_point(
-                    job, static_tip, robot, p.index, p.point_id, p.params, worker
+                    job, static_tip, robot, p.index, p.point_id, p.params, worker, p
                 )
         else:
             _static_group(job, robot, group, control, steps, worker, rows)
+    for slot, seconds in made.items():
+        row = rows[slot]
+        assert row is not None
+        row["elapsed_s"] += seconds
     assert all(row is not None for row in rows)
     return rows  # type: ignore[return-value]
 
