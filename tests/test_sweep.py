@@ -132,7 +132,6 @@ def test_bad_sweep_files_name_the_field(patch, needle):
         load_sweep({**_small_spec(), **patch})
 
 
-@needs_pyarrow
 def test_with_fields_leaves_the_base_description_unchanged():
     """`with_fields` edits `model_dump()`'s dict in place without a deep copy: the dump must
     share no container with the description (tuples, segment lists, optional blocks)."""
@@ -156,6 +155,7 @@ def test_with_fields_leaves_the_base_description_unchanged():
     assert new.segments[1].backbone.youngs_modulus == 3.0e10
 
 
+@needs_pyarrow
 def test_process_sweep_matches_direct_solves(tmp_path):
     out = tmp_path / "r.parquet"
     summary = run_sweep(_small_spec(), out, workers=2, progress=False)
