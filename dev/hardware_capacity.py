@@ -1,5 +1,5 @@
 """How low can the calibrated model class go on val at all? (issue 15; docs/validation.md,
-"The model class's own floor").
+"The model class's own floor on val").
 
     PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT_DIR [--stride S] [--val-stride V]
     PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT_DIR --hold-marker

@@ -1,6 +1,6 @@
 """A calibration held toward the authors' identified values, its weight chosen on train alone
 by cross-validation over train's pattern families (issue 15; docs/validation.md, "A prior
-chosen by cross-validation on train").
+chosen on train").
 
     PYTHONPATH=src python dev/hardware_prior.py ROBOT cv [--lambdas L,..] [--stride S]
     PYTHONPATH=src python dev/hardware_prior.py ROBOT val L [--stride S]
