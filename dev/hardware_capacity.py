@@ -3,6 +3,7 @@
 
     PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT_DIR [--stride S] [--val-stride V]
     PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT_DIR --hold-marker
+    PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT --with passthrough|lag [--joint-only]
 
 Fits `softrod hardware fit`'s model (the 15 parameters and the tension play, run to
 convergence) three times: on the train file (the calibration), on the val file itself, and on
@@ -19,6 +20,10 @@ the candidates' probes (`--fit-on`) for the same check with their extra paramete
 (`AUTHOR_MARKER_OFFSET`, 8 mm, their pipeline's), replayed on train and val. A diagnostic of
 which direction train leaves undetermined (ftdcr_v6's train fit puts the marker 23.7 mm beyond
 the tip), chosen after the fits on val above: not a calibration.
+
+`--with OPTION`: the fits with one of `softrod hardware fit`'s extra model options too
+(`passthrough`, `lag`), to see whether it lowers the misfit of the train + val fit (the
+capacity screen of a candidate); `--joint-only` runs the train + val fit alone.
 """
 
 from __future__ import annotations
@@ -67,6 +72,16 @@ def main() -> None:
         return default
 
     stride, val_stride = opt("--stride", 8), opt("--val-stride", 2)
+    extra: dict[str, bool] = {}
+    if "--with" in args:
+        i = args.index("--with")
+        extra[args[i + 1]] = True
+        del args[i : i + 2]
+        if not set(extra) <= {"passthrough", "lag"}:
+            raise SystemExit(f"--with takes passthrough or lag, got {list(extra)}")
+    joint_only = "--joint-only" in args
+    if joint_only:
+        args.remove("--joint-only")
     hold = "--hold-marker" in args
     if hold:
         args.remove("--hold-marker")
@@ -79,16 +94,19 @@ def main() -> None:
     if not hold:
         data["val"] = (recording_path(robot, "val"), val_stride)
         data["train + val"] = (joined(robot, out), stride)
+    if joint_only:
+        data = {"train + val": data["train + val"]}
     specs = {}
     for name, (path, s) in data.items():
         t0 = time.time()
-        fit = fit_recording(robot, path, stride=s, tension_backlash=True)
-        stem = f"{robot}_{name.replace(' + ', '')}{'_marker_held' if hold else ''}"
+        fit = fit_recording(robot, path, stride=s, tension_backlash=True, **extra)
+        tag = "".join(f"_{k}" for k in extra) + ("_marker_held" if hold else "")
+        stem = f"{robot}_{name.replace(' + ', '')}{tag}"
         specs[name] = write_fitted(fit, out / f"{stem}.yaml")
         print(f"fit on {name} (every {s}th row, {fit.train_rows} rows): {fit.nfev} evaluations, "
               f"converged {fit.converged}, RMSE {fit.rmse_after_mm:.2f} mm, "
               f"{time.time() - t0:.0f} s", flush=True)  # fmt: skip
-    cols = specs["train"].calibration.servo_columns
+    cols = next(iter(specs.values())).calibration.servo_columns
     recs = {
         s: read_recording(recording_path(robot, s), servo_columns=cols) for s in ("train", "val")
     }

@@ -4,7 +4,7 @@ included, follows a helix-like path of holes. Fitted on train only with the 15 p
 the tension play; val replayed once. Nothing is fitted on val.
 
     PYTHONPATH=src python dev/hardware_twist.py ROBOT [--no-play] [--max-nfev N] [--stride S]
-        [--bound-deg B]
+        [--bound-deg B] [--fit-on TRAINVAL.csv]
 
 Twist tw_m [deg] of segment m: the hole of disk i (1..n_m) of segment m lies at the tendon's
 angle + sum_{m' < m} tw_m' + tw_m i / n_m (`angles_deg` routing, docs/routing.md; the base
@@ -12,7 +12,10 @@ hole at the tendon's angle). The fit's per-segment angle offset turns a segment'
 along their whole path; the twist turns the stack progressively, so it changes where the
 distal tendons pass the proximal disks: the coupling the three-segment val patterns excite.
 First the 16 (15 + play) are fitted as `softrod hardware fit --tension-backlash` does (run to
-convergence), then all 19 together from there and twist 0.
+convergence), then all 19 together from there and twist 0. `--fit-on`: fit on another file
+instead of train (the capacity screen of docs/validation.md, "The model class's own floor on
+val": `dev/hardware_capacity.py`'s `trainval.csv`; not a calibration), and also report the
+train file's error.
 """
 
 from __future__ import annotations
@@ -64,11 +67,16 @@ def main() -> None:
     ap.add_argument("--max-nfev", type=int, default=hw.DEFAULT_MAX_NFEV)
     ap.add_argument("--stride", type=int, default=hw.DEFAULT_STRIDE)
     ap.add_argument("--bound-deg", type=float, default=math.degrees(TWIST_BOUND))
+    ap.add_argument("--fit-on", default=None)
     args = ap.parse_args()
     bound = math.radians(args.bound_deg)
     play = not args.no_play
-    tr = load_tdcr_recording(args.robot, "train")
+    tr = train = load_tdcr_recording(args.robot, "train")
     va = load_tdcr_recording(args.robot, "val")
+    if args.fit_on is not None:
+        from softrod.validate import read_recording
+
+        tr = read_recording(args.fit_on, n_tendons=9).as_tdcr(args.robot)
     t0 = time.perf_counter()
     fit = hw.calibrate_hardware(
         args.robot, train=tr, stride=args.stride, max_nfev=args.max_nfev, tension_backlash=play
@@ -138,6 +146,12 @@ def main() -> None:
             + ", ".join(f"{k} {np.mean(v):.2f}" for k, v in sorted(fam.items())),
             flush=True,
         )
+    if args.fit_on is not None:
+        for name, xx in (("without", x0), ("with", x)):
+            tip, _ = hw.replay_marker(spec_of(xx), train.displacement, t=train.t)
+            e = np.linalg.norm(tip - train.tip, axis=1) * 1e3
+            print(f"  train file {name} the twist: mean / median {e.mean():.2f} / "
+                  f"{np.median(e):.2f} mm", flush=True)  # fmt: skip
     d = errs["with"] - errs["without"]
     lo_ci, hi_ci = bootstrap_mean_interval(d, va.pattern, seed=0)
     print(
