@@ -39,6 +39,9 @@ from softrod.validate import motion_direction, read_recording, recording_path
 from softrod.validate._hardware import replay_marker
 from softrod.validate._hardware_io import fit_recording, write_fitted
 
+sys.path.insert(0, str(Path(__file__).parent))
+import hardware_rowprobe as rowprobe  # noqa: E402
+
 
 def joined(robot: str, out: Path) -> Path:
     """train + val of `robot` as one CSV in time order (header once); raises if val does not
@@ -62,16 +65,8 @@ def errors(spec, rec) -> np.ndarray:
 
 def main() -> None:
     args = sys.argv[1:]
-
-    def opt(name, default):
-        if name in args:
-            i = args.index(name)
-            v = int(args[i + 1])
-            del args[i : i + 2]
-            return v
-        return default
-
-    stride, val_stride = opt("--stride", 8), opt("--val-stride", 2)
+    stride = rowprobe.option(args, "--stride", 8, int)
+    val_stride = rowprobe.option(args, "--val-stride", 2, int)
     extra: dict[str, bool] = {}
     if "--with" in args:
         i = args.index("--with")

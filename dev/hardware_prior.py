@@ -43,6 +43,7 @@ from softrod.validate._hardware import (
 )
 
 sys.path.insert(0, "dev")
+import hardware_rowprobe as rowprobe  # noqa: E402
 from hardware_coupling import summary  # noqa: E402
 from hardware_residual import family  # noqa: E402
 
@@ -107,16 +108,8 @@ def tip_error(spec, rec, rows=None) -> np.ndarray:
 def main() -> None:
     args = sys.argv[1:]
 
-    def opt(name, default, conv):
-        if name in args:
-            i = args.index(name)
-            v = conv(args[i + 1])
-            del args[i : i + 2]
-            return v
-        return default
-
-    stride = opt("--stride", 8, int)
-    lambdas = opt("--lambdas", [0.0, 1.0, 10.0, 100.0], lambda s: [float(v) for v in s.split(",")])
+    stride = rowprobe.option(args, "--stride", 8, int)
+    lambdas = rowprobe.option(args, "--lambdas", [0.0, 1.0, 10.0, 100.0], rowprobe.floats)
     robot, what, *rest = args
     cols = None  # the recordings' servo columns in file order: the tendon order
     tr = read_recording(recording_path(robot, "train"), n_tendons=9)

@@ -35,18 +35,11 @@ import time
 import numpy as np
 
 from softrod.rods import compile_model, solve_static
-from softrod.validate import bootstrap_mean_interval
-from softrod.validate._hardware import (
-    _calibration,
-    _tracker_pose,
-    lag,
-    replay_marker,
-    tension_play,
-)
+from softrod.validate._hardware import _calibration, replay_marker
 
 sys.path.insert(0, "dev")
+import hardware_rowprobe as rowprobe  # noqa: E402
 from hardware_coupling import load  # noqa: E402
-from hardware_underbend import fitted_params, summary  # noqa: E402
 
 #: Fixed-point stop on the tendon tensions [N]: 1e-7 N moves the tip by far less than 1 um.
 FIX_TOL = 1e-7
@@ -74,6 +67,7 @@ class TendonLaw:
         self.offset = stretch(pre, self.k, self.b)
         self.guess = None
         self.tension = pre.copy()
+        self.t_max = 0.0
 
     def solve(self, d_eff: np.ndarray):
         k, b = self.k, self.b
@@ -95,6 +89,7 @@ class TendonLaw:
                 done = True
                 break
         assert sol is not None
+        self.t_max = max(self.t_max, float(np.max(sol.tendon_tension)))
         if done:
             self.tension = t
         else:
@@ -104,40 +99,13 @@ class TendonLaw:
 
 
 def replay(spec, rec, b: float, rows=None, stats: dict | None = None):
-    """Marker prediction (k, 3) [m] in the tracker frame and success (k,) of the `rows` of a
-    recording (default all), in time order through the tension play and the tendon law."""
-    cal = _calibration(spec)
-    d = np.asarray(rec.displacement, dtype=float)
-    if cal.has_lag:
-        d = lag(d, rec.t, cal.lag_time_constant, cal.lag_fraction)
-    selected = np.zeros(len(d), dtype=bool)
-    selected[np.arange(len(d))[rows] if rows is not None else slice(None)] = True
-    n = int(selected.sum())
-    tips, tangents, ok = np.empty((n, 3)), np.empty((n, 3)), np.empty(n, dtype=bool)
-    iters, tmax = [], []
-    law = TendonLaw(spec, b)
-    j = 0
-
-    def solve(i: int, d_eff: np.ndarray) -> np.ndarray:
-        nonlocal j
-        tips[j], tangents[j], ok[j], tension, n_it = law.solve(d_eff)
-        iters.append(n_it)
-        tmax.append(tension.max())
-        j += 1
-        return tension
-
-    tension_play(d, cal.backlash, cal.backlash_per_tension, solve, selected)
-    if stats is not None:
-        stats["iters"], stats["tmax"] = iters, float(max(tmax))
-    rot, trans = _tracker_pose(cal)
-    marker = tips + cal.marker_offset * tangents
-    return marker @ rot.T + trans[None, :], ok
+    """Marker prediction (k, 3) [m] and success (k,) of the `rows` of a recording (default
+    all), in time order through the tension play and the tendon law."""
+    return rowprobe.replay(spec, rec, TendonLaw(spec, b), rows, stats)
 
 
 def _err(spec, rec, b, rows=None, stats=None):
-    tip, ok = replay(spec, rec, b, rows, stats)
-    meas = rec.tip if rows is None else rec.tip[rows]
-    return np.linalg.norm(tip - meas, axis=1) * 1e3, (tip - meas).ravel() * 1e3, ok
+    return rowprobe.errors(spec, rec, TendonLaw(spec, b), rows, stats)
 
 
 def check(robot: str, fitted: str) -> None:
@@ -163,15 +131,11 @@ def ranges(robot: str, fitted: str) -> None:
         print(f"{split}: summed p50 / p99 / max {pct(t.sum(axis=1), [50, 99, 100])}")
 
 
-def val_report(spec, va, b, e_ref=None) -> None:
+def val(spec, va, b: float) -> None:
     e0, _, _ = _err(spec, va, 0.0)
     st: dict = {}
     e, _, ok = _err(spec, va, b, None, st)
-    diff = e - (e0 if e_ref is None else e_ref)
-    lo, hi = bootstrap_mean_interval(diff, va.pattern, seed=0)
-    print(f"  val FITTED: {summary(e0, va)}")
-    print(f"  val b {b:+.4f} 1/N: {summary(e, va)}, ok {ok.mean():.3f}, max T {st['tmax']:.1f} N")
-    print(f"  val change {diff.mean():+.3f} mm (95 % {lo:+.3f} to {hi:+.3f}, whole val patterns)")
+    rowprobe.val_report(va, e0, e, f"b {b:+.4f} 1/N (max T {st['solver'].t_max:.1f} N)", ok)
 
 
 def scan(robot: str, fitted: str, stride: int, bs) -> None:
@@ -183,107 +147,31 @@ def scan(robot: str, fitted: str, stride: int, bs) -> None:
         t0 = time.process_time()
         st: dict = {}
         e, r, ok = _err(spec, tr, b, rows, st)
-        print(f"  b {b:+.4f} 1/N: train mean {e.mean():.3f} RMSE {np.sqrt(np.mean(r**2) * 3):.3f}"
+        print(f"  b {b:+.4f} 1/N: train mean {e.mean():.3f} RMSE {rowprobe.rmse(r):.3f}"
               f" ok {ok.mean():.3f} iters median {np.median(st['iters']):.0f} max "
               f"{max(st['iters'])} [{time.process_time() - t0:.1f} s]", flush=True)  # fmt: skip
         if r @ r < best[0]:
             best = (r @ r, b)
     print(f"best on train: b {best[1]}")
-    val_report(spec, va, best[1])
+    val(spec, va, best[1])
 
 
-def refit(robot: str, fitted: str, stride: int, max_nfev: int, start: float, fit_on=None) -> None:
-    """The 15 parameters, the tension play and b fitted together on every `stride`-th train row
-    (bounds and scales of `calibrate_hardware`; the constant backlash held)."""
-    from dataclasses import replace
-
-    from scipy.optimize import least_squares
-
-    from softrod.validate import HardwareParams, calibrated_robot
-    from softrod.validate._hardware import (
-        DIFF_STEP,
-        TENSION_BACKLASH_BOUNDS,
-        TENSION_BACKLASH_SCALE,
-        _bounds,
-        _x_scale,
-        initial_params,
-    )
-
-    spec, recs = load(robot, fitted)
-    tr, va = recs["train"], recs["val"]
-    cols = spec.calibration.servo_columns
-    if fit_on is not None:
-        # A capacity check, not a calibration: fit on another file (e.g. train + val).
-        from softrod.validate import read_recording
-
-        tr = read_recording(fit_on, servo_columns=cols)
-    x0 = fitted_params(robot, spec).to_vector()
-    n15 = len(x0)
-    lo, hi = _bounds(initial_params(robot).to_vector())
-    scale = _x_scale(3)
-    # (beta [m/N], b [1/N]): bounds (1 + b T > 0 up to 20 N) and optimizer scales.
-    x0 = np.r_[x0, spec.calibration.backlash_per_tension, start]
-    lo = np.r_[lo, TENSION_BACKLASH_BOUNDS[0], -0.04]
-    hi = np.r_[hi, TENSION_BACKLASH_BOUNDS[1], 1.0]
-    scale = np.r_[scale, TENSION_BACKLASH_SCALE, 0.05]
-    free = np.ones(len(x0), dtype=bool)
-    free[n15 - 1] = False  # the constant backlash held (0)
-    x0 = np.clip(x0, lo, hi)
-    rows = np.arange(0, len(tr.t), stride)
-
-    def model(x):
-        p = replace(HardwareParams.from_vector(x[:n15]), backlash_per_tension=float(x[n15]))
-        return calibrated_robot(robot, p, servo_columns=cols)
-
-    n_eval = [0]
-    t0 = time.process_time()
-
-    def resid(xf):
-        x = x0.copy()
-        x[free] = xf
-        _, r, _ = _err(model(x), tr, float(x[-1]), rows)
-        n_eval[0] += 1
-        print(f"    eval {n_eval[0]}: b {x[-1]:+.5f} beta {x[n15]:.3e} RMSE "
-              f"{np.sqrt(np.mean(r**2) * 3):.4f} [{time.process_time() - t0:.0f} s]",
-              flush=True)  # fmt: skip
-        return r
-
-    r0 = resid(x0[free])
-    res = least_squares(resid, x0[free], bounds=(lo[free], hi[free]), x_scale=scale[free],
-                        diff_step=DIFF_STEP, max_nfev=max_nfev, method="trf")  # fmt: skip
-    x = x0.copy()
-    x[free] = res.x
-    s2 = float(res.fun @ res.fun) / (len(res.fun) - len(res.x))
-    se = np.sqrt(np.diag(np.linalg.pinv(res.jac.T @ res.jac) * s2))
-    rms = lambda r: float(np.sqrt(np.mean(r**2) * 3))  # noqa: E731
-    print(f"{robot} tendon law refit on {len(rows)} train rows (every {stride}th): nfev "
-          f"{res.nfev}, status {res.status} ({res.message}), "
-          f"{time.process_time() - t0:.0f} s CPU")  # fmt: skip
-    print(f"  b = {x[-1]:+.5f} +- {se[-1]:.5f} 1/N, beta = {x[n15]:.3e} +- {se[-2]:.1e} m/N")
-    print(f"  train RMSE {rms(r0):.3f} -> {rms(res.fun):.3f} mm")
-    print(f"  params {HardwareParams.from_vector(x[:n15]).as_dict()}")
-    e_old, _, _ = _err(spec, va, 0.0)
-    val_report(model(x), va, float(x[-1]), e_ref=e_old)
-    e_tr, _, _ = _err(model(x), recs["train"], float(x[-1]))
-    print(f"  train file, all rows: {summary(e_tr, recs['train'])}")
+def refit(robot: str, fitted: str, stride: int, max_nfev: int, start: float, fit_on) -> None:
+    """b [1/N] with the 15 and the play (`hardware_rowprobe.refit`; 1 + b T > 0 up to 25 N)."""
+    rowprobe.refit(
+        robot, fitted, names=("b",), start=(start,), lower=(-0.04,), upper=(1.0,),
+        scale=(0.05,), make_solver=lambda spec, v: TendonLaw(spec, float(v[0])),
+        stride=stride, max_nfev=max_nfev, fit_on=fit_on,
+    )  # fmt: skip
 
 
 def main() -> None:
     args = sys.argv[1:]
-
-    def opt(name, default, conv):
-        if name in args:
-            i = args.index(name)
-            v = conv(args[i + 1])
-            del args[i : i + 2]
-            return v
-        return default
-
-    stride = opt("--stride", 8, int)
-    max_nfev = opt("--max-nfev", 100, int)
-    bs = opt("--b", [0.0, -0.02, 0.02, 0.05, 0.1, 0.2], lambda s: [float(v) for v in s.split(",")])
-    fit_on = opt("--fit-on", None, str)
-    start = opt("--start", 0.02, float)
+    stride = rowprobe.option(args, "--stride", 8, int)
+    max_nfev = rowprobe.option(args, "--max-nfev", 100, int)
+    bs = rowprobe.option(args, "--b", [0.0, -0.02, 0.02, 0.05, 0.1, 0.2], rowprobe.floats)
+    fit_on = rowprobe.option(args, "--fit-on", None, str)
+    start = rowprobe.option(args, "--start", 0.02, float)
     robot, fitted, what, *rest = args
     if what == "check":
         check(robot, fitted)
@@ -295,7 +183,7 @@ def main() -> None:
         ranges(robot, fitted)
     elif what == "val":
         spec, recs = load(robot, fitted)
-        val_report(spec, recs["val"], float(rest[0]))
+        val(spec, recs["val"], float(rest[0]))
     else:
         raise SystemExit(f"unknown command {what!r}")
 
