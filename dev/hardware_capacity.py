@@ -55,6 +55,9 @@ def joined(robot: str, out: Path) -> Path:
         raise ValueError(f"{val} starts at {t_start}, before {train} ends ({t_end})")
     path = out / "trainval.csv"
     path.write_text("\n".join(a + b[1:]) + "\n")
+    t0, t_last = float(a[1].split(",")[0]), float(b[-1].split(",")[0])
+    print(f"{robot}: train {t_end - t0:.0f} s, a gap of {t_start - t_end:.0f} s, then val "
+          f"{t_last - t_start:.0f} s -> {path}")  # fmt: skip
     return path
 
 
