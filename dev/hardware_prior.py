@@ -25,19 +25,14 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from softrod.validate import HardwareParams, calibrated_robot, read_recording, recording_path
+from softrod.validate import calibrated_robot, read_recording, recording_path
 from softrod.validate._hardware import (
     DIFF_STEP,
-    TENSION_BACKLASH_BOUNDS,
     TENSION_BACKLASH_INITIAL,
-    TENSION_BACKLASH_SCALE,
-    _bounds,
-    _x_scale,
     initial_params,
     replay_marker,
 )
@@ -53,26 +48,20 @@ FOLDS = 5
 MAX_NFEV = 100
 
 
-def fit(robot: str, rec, rows: np.ndarray, lam: float, cols) -> tuple[object, dict]:
+def fit(robot: str, rec, rows: np.ndarray, lam: float) -> tuple[object, dict]:
     """The tension-play fit on `rows` of `rec` with the prior of weight `lam` [mm^2]; returns
     (the fitted description, info)."""
-    p0 = initial_params(robot)
-    x_prior = np.r_[p0.to_vector(), TENSION_BACKLASH_INITIAL]
-    lo, hi = _bounds(p0.to_vector())
-    lo, hi = np.r_[lo, TENSION_BACKLASH_BOUNDS[0]], np.r_[hi, TENSION_BACKLASH_BOUNDS[1]]
-    scale = np.r_[_x_scale(3), TENSION_BACKLASH_SCALE]
-    n15 = len(lo) - 1
-    free = np.ones(len(lo), dtype=bool)
-    free[n15 - 1] = False  # the constant backlash held at 0, as the CLI's fit
-    # The prior acts on the 15 (the tension play has no prior value).
+    x15 = initial_params(robot).to_vector()
+    n15 = len(x15)
+    x0, lo, hi, scale, free = rowprobe.play_vectors(robot, x15, TENSION_BACKLASH_INITIAL)
+    # The prior is the authors' values, from which the fit also starts (the constant backlash
+    # held at 0, as the CLI's fit); it acts on the 15, the tension play has no prior value.
+    x_prior = x0.copy()
     prior_mask = free.copy()
     prior_mask[n15] = False
-    x0 = np.clip(x_prior, lo, hi)
-    x0[n15 - 1] = 0.0
 
     def model(x):
-        p = replace(HardwareParams.from_vector(x[:n15]), backlash_per_tension=float(x[n15]))
-        return calibrated_robot(robot, p, servo_columns=cols)
+        return calibrated_robot(robot, rowprobe.play_params(x, n15))
 
     def resid(xf):
         x = x0.copy()
@@ -87,14 +76,14 @@ def fit(robot: str, rec, rows: np.ndarray, lam: float, cols) -> tuple[object, di
                         diff_step=DIFF_STEP, max_nfev=MAX_NFEV, method="trf")  # fmt: skip
     x = x0.copy()
     x[free] = res.x
-    n_data = 3 * len(rows)
+    params = rowprobe.play_params(x, n15)
     info = {
         "nfev": res.nfev,
         "converged": res.status > 0,
-        "rmse": float(np.sqrt(np.mean(res.fun[:n_data] ** 2) * 3)),
+        "rmse": rowprobe.rmse(res.fun[: 3 * len(rows)]),
         "seconds": time.time() - t0,
-        "stiffness": np.exp(x[:3]),
-        "marker_mm": x[n15 - 7] * 1e3,
+        "stiffness": np.asarray(params.stiffness),
+        "marker_mm": params.marker_offset * 1e3,
     }
     return model(x), info
 
@@ -111,7 +100,6 @@ def main() -> None:
     stride = rowprobe.option(args, "--stride", 8, int)
     lambdas = rowprobe.option(args, "--lambdas", [0.0, 1.0, 10.0, 100.0], rowprobe.floats)
     robot, what, *rest = args
-    cols = None  # the recordings' servo columns in file order: the tendon order
     tr = read_recording(recording_path(robot, "train"), n_tendons=9)
     strided = np.arange(0, len(tr.t), stride)
     if what == "cv":
@@ -125,7 +113,7 @@ def main() -> None:
             errs = []
             for k in range(FOLDS):
                 fit_rows, out_rows = strided[g[strided] != k], strided[g[strided] == k]
-                spec, info = fit(robot, tr, fit_rows, lam, cols)
+                spec, info = fit(robot, tr, fit_rows, lam)
                 e = tip_error(spec, tr, out_rows)
                 errs.append(e)
                 print(f"  lambda {lam:g}, group {k} left out: fit RMSE {info['rmse']:.2f} mm "
@@ -138,7 +126,7 @@ def main() -> None:
     elif what == "val":
         lam = float(rest[0])
         va = read_recording(recording_path(robot, "val"), n_tendons=9)
-        spec, info = fit(robot, tr, strided, lam, cols)
+        spec, info = fit(robot, tr, strided, lam)
         e_tr, e_va = tip_error(spec, tr), tip_error(spec, va)
         print(f"{robot} lambda {lam:g}: fit RMSE {info['rmse']:.2f} mm ({info['nfev']} "
               f"evaluations, converged {info['converged']}, {info['seconds']:.0f} s), stiffness "

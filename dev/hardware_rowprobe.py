@@ -76,6 +76,37 @@ def val_report(va, e0: np.ndarray, e: np.ndarray, label: str, ok: np.ndarray) ->
     print(f"  val change {diff.mean():+.3f} mm (95 % {lo:+.3f} to {hi:+.3f}, whole val patterns)")
 
 
+def play_vectors(robot: str, x15: np.ndarray, beta: float, start=(), lower=(), upper=(),
+                 scale=()):  # fmt: skip
+    """The tension-play fit's unknowns: (x0, lo, hi, x_scale, free) over the 15 parameters'
+    vector `x15` (`HardwareParams.to_vector`), the play `beta` [m/N] and a candidate's extra
+    parameters (start, bounds, optimizer scales), with `calibrate_hardware`'s bounds and scales
+    and the constant backlash held at its value (0 in `hardware fit`)."""
+    from softrod.validate._hardware import (
+        TENSION_BACKLASH_BOUNDS,
+        TENSION_BACKLASH_SCALE,
+        _bounds,
+        _x_scale,
+        initial_params,
+    )
+
+    lo, hi = _bounds(initial_params(robot).to_vector())
+    x0 = np.r_[x15, beta, start]
+    lo = np.r_[lo, TENSION_BACKLASH_BOUNDS[0], lower]
+    hi = np.r_[hi, TENSION_BACKLASH_BOUNDS[1], upper]
+    x_scale = np.r_[_x_scale(3), TENSION_BACKLASH_SCALE, scale]
+    free = np.ones(len(x0), dtype=bool)
+    free[len(x15) - 1] = False  # the constant backlash
+    return np.clip(x0, lo, hi), lo, hi, x_scale, free
+
+
+def play_params(x: np.ndarray, n15: int):
+    """`HardwareParams` of the fit vector x: the 15 (`x[:n15]`) and the play `x[n15]`."""
+    from softrod.validate import HardwareParams
+
+    return replace(HardwareParams.from_vector(x[:n15]), backlash_per_tension=float(x[n15]))
+
+
 def refit(
     robot: str,
     fitted: str,
@@ -98,15 +129,8 @@ def refit(
     fit_on: fit on that file instead of train (the capacity screen, not a calibration)."""
     from scipy.optimize import least_squares
 
-    from softrod.validate import HardwareParams, calibrated_robot, read_recording
-    from softrod.validate._hardware import (
-        DIFF_STEP,
-        TENSION_BACKLASH_BOUNDS,
-        TENSION_BACKLASH_SCALE,
-        _bounds,
-        _x_scale,
-        initial_params,
-    )
+    from softrod.validate import calibrated_robot, read_recording
+    from softrod.validate._hardware import DIFF_STEP
 
     spec, recs = load(robot, fitted)
     tr, va = recs["train"], recs["val"]
@@ -115,19 +139,12 @@ def refit(
         tr = read_recording(fit_on, servo_columns=cols)
     x15 = fitted_params(robot, spec).to_vector()
     n15, m = len(x15), len(names)
-    lo, hi = _bounds(initial_params(robot).to_vector())
-    x0 = np.r_[x15, spec.calibration.backlash_per_tension, start]
-    lo = np.r_[lo, TENSION_BACKLASH_BOUNDS[0], lower]
-    hi = np.r_[hi, TENSION_BACKLASH_BOUNDS[1], upper]
-    x_scale = np.r_[_x_scale(3), TENSION_BACKLASH_SCALE, scale]
-    free = np.ones(len(x0), dtype=bool)
-    free[n15 - 1] = False  # the constant backlash held (0)
-    x0 = np.clip(x0, lo, hi)
+    beta = spec.calibration.backlash_per_tension
+    x0, lo, hi, x_scale, free = play_vectors(robot, x15, beta, start, lower, upper, scale)
     rows = np.arange(0, len(tr.t), stride)
 
     def model(x):
-        p = replace(HardwareParams.from_vector(x[:n15]), backlash_per_tension=float(x[n15]))
-        return calibrated_robot(robot, p, servo_columns=cols)
+        return calibrated_robot(robot, play_params(x, n15), servo_columns=cols)
 
     n_eval = [0]
     t0 = time.process_time()
@@ -157,8 +174,7 @@ def refit(
                            zip(names, x[-m:], se[-m:], strict=True))
           + f", beta = {x[n15]:.3e} +- {se[-m - 1]:.1e} m/N")  # fmt: skip
     print(f"  train RMSE {rmse(r0):.3f} -> {rmse(res.fun):.3f} mm")
-    params = replace(HardwareParams.from_vector(x[:n15]), backlash_per_tension=float(x[n15]))
-    print(f"  params {params.as_dict()}")
+    print(f"  params {play_params(x, n15).as_dict()}")
     if save:
         np.savez(save, x=x, se_free=se, free=free)
     spec_x = model(x)
