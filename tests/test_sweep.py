@@ -209,6 +209,61 @@ def test_failing_points_are_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 @needs_pyarrow
+def test_a_point_that_kills_its_worker_fails_alone_and_the_sweep_goes_on(tmp_path):
+    # A point that ends its worker process (a segfault in native code, an OOM kill) breaks the
+    # whole process pool: the points in flight are run again one at a time, so only the culprit
+    # is recorded as failed, and every point appears exactly once.
+    task = _write_task(
+        tmp_path,
+        """
+        import os
+
+        def task(point):
+            x = point.inputs["x"]
+            if x == 7:
+                os._exit(3)
+            return {"y": x * x}
+    """,
+    )
+    spec = {
+        "name": "dies",
+        "task": f"{task.name}:task",
+        "inputs": {"x": 0},
+        "design": {"kind": "grid", "parameters": {"inputs.x": {"values": list(range(20))}}},
+        "chunk_size": 4,
+    }
+    out = tmp_path / "d.parquet"
+    summary = run_sweep(spec, out, workers=2, progress=False, spec_dir=tmp_path)
+    assert summary.n_run == 20 and summary.n_errors == 1
+    rows = read_results(out).to_pylist()
+    assert sorted(r["inputs.x"] for r in rows) == list(range(20))
+    by_x = {r["inputs.x"]: r for r in rows}
+    assert by_x[7]["status"] == "error" and by_x[7]["error"].startswith("WorkerDied")
+    assert all(by_x[x]["status"] == "ok" and by_x[x]["y"] == x * x for x in by_x if x != 7)
+
+
+@needs_pyarrow
+def test_a_script_without_a_main_guard_gets_one_clear_error(tmp_path):
+    # Pool workers start by importing the main script; one that sweeps at import time would
+    # start the sweep again in every worker. The user gets the cause, not a broken pool.
+    script = tmp_path / "sweep_script.py"
+    script.write_text(
+        "from softrod.sweep import run_sweep\n"
+        f"run_sweep({_small_spec(1, 2)!r}, 'out.parquet', workers=2, progress=False)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: sweep: the worker processes ended while starting")
+    assert 'if __name__ == "__main__":' in last
+    # The workers ended quietly: the parent's traceback is the only one.
+    assert proc.stderr.count("Traceback") == 1
+    assert not (tmp_path / "out.parquet").exists()
+
+
+@needs_pyarrow
 def test_existing_output_is_never_overwritten(tmp_path):
     out = tmp_path / "r.parquet"
     run_sweep(_small_spec(1, 2), out, workers=1, progress=False)

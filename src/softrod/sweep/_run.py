@@ -17,7 +17,8 @@ import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,14 @@ from softrod._version import __version__
 from softrod.description import find_robot, load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
 from softrod.sweep._store import ResultStore
-from softrod.sweep._tasks import RESERVED_COLUMNS, SweepJob, error_rows, resolve_task, run_chunk
+from softrod.sweep._tasks import (
+    RESERVED_COLUMNS,
+    SweepJob,
+    error_rows,
+    ping,
+    resolve_task,
+    run_chunk,
+)
 
 __all__ = ["SweepSummary", "run_sweep", "resolve_robot_path", "sweep_record", "BACKENDS"]
 
@@ -52,6 +60,20 @@ COST_WINDOW = 1024
 #: only the driver writes results, so a retried chunk still yields each point once).
 RAY_MAX_RETRIES = 3
 INFLIGHT_PER_WORKER = 2
+#: Process pool: what a point gets when its worker process died running it alone (the pool
+#: breaks for every task in flight, so the points of the broken tasks are run again one at a time
+#: to find the one that ends the process).
+WORKER_DIED = (
+    "WorkerDied: the worker process ended abruptly while running this point alone (a crash in "
+    "native code, e.g. a segfault, or killed, e.g. out of memory)"
+)
+#: The process pool's workers could not start: most often a script that calls `run_sweep`
+#: without a main guard (each worker imports the main script, which starts the sweep again).
+WORKERS_CANNOT_START = (
+    "sweep: the worker processes ended while starting. If run_sweep is called from a script, "
+    'put the call under `if __name__ == "__main__":` (each worker starts by importing the '
+    "main script); nothing was run or written"
+)
 
 
 @dataclass(frozen=True)
@@ -167,18 +189,64 @@ class _ChunkSizer:
 
 class _ProcessBackend:
     def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._chunks: dict[Future, list[tuple[int, str, dict[str, Any]]]] = {}
+        self._job: SweepJob | None = None
+        self._start()
+        # One round trip before any point: workers that cannot start fail here with one clear
+        # error, rather than as a broken pool that looks like a crashing point.
+        try:
+            self.pool.submit(ping).result()
+        except BrokenProcessPool:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            raise RuntimeError(WORKERS_CANNOT_START) from None
+
+    def _start(self) -> None:
         ctx = mp.get_context("forkserver")
         # Workers fork from a server that has softrod imported: fast starts, no fork-with-threads.
         ctx.set_forkserver_preload(["softrod.sweep._warmup"])
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-        self.workers = workers
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
 
     def submit(self, job: SweepJob, chunk: list[tuple[int, str, dict[str, Any]]]) -> Future:
-        return self.pool.submit(run_chunk, job, chunk)
+        self._job = job
+        future = self.pool.submit(run_chunk, job, chunk)
+        self._chunks[future] = chunk
+        return future
 
     def wait(self, handles: set[Any], timeout: float) -> tuple[list[list[dict]], set[Any]]:
         done, rest = wait(handles, timeout=timeout, return_when=FIRST_COMPLETED)
-        return [f.result() for f in done], set(rest)
+        if not any(isinstance(f.exception(), BrokenProcessPool) for f in done):
+            return [self._result(f) for f in done], set(rest)
+        # A worker died: the pool fails every task still in flight. Keep what finished, then
+        # run the lost points one at a time on a fresh pool: one that dies alone is the cause.
+        wait(rest, return_when=ALL_COMPLETED)
+        out, lost = [], []
+        for f in (*done, *rest):
+            if isinstance(f.exception(), BrokenProcessPool):
+                lost.extend(self._chunks.pop(f))
+            else:
+                out.append(self._result(f))
+        out.extend(self._isolate(lost))
+        return out, set()
+
+    def _result(self, future: Future) -> list[dict]:
+        self._chunks.pop(future, None)
+        return future.result()
+
+    def _isolate(self, points: list[tuple[int, str, dict[str, Any]]]) -> list[list[dict]]:
+        """Each point alone on a live pool (restarted after each death): a row each."""
+        assert self._job is not None
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self._start()
+        out = []
+        for point in points:
+            try:
+                out.append(self.pool.submit(run_chunk, self._job, [point]).result())
+            except BrokenProcessPool:
+                out.append(error_rows([point], WORKER_DIED, "process"))
+                self.pool.shutdown(wait=False, cancel_futures=True)
+                self._start()
+        return out
 
     def close(self, cancel: bool) -> None:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
@@ -327,6 +395,10 @@ def run_sweep(
     -------
     SweepSummary. Ctrl-C or SIGTERM stops the sweep after flushing: `interrupted` is True.
     """
+    if getattr(mp.current_process(), "_inheriting", False):
+        # A pool worker importing a main script that sweeps at import time: end it quietly (the
+        # parent names the cause, WORKERS_CANNOT_START) instead of a second sweep's traceback.
+        raise SystemExit(1)
     t_start = time.perf_counter()
     if isinstance(spec, str | Path):
         base_dir = Path(spec).resolve().parent

@@ -434,6 +434,11 @@ def error_rows(
     ]
 
 
+def ping() -> bool:
+    """A worker's no-op: the process pool checks that its workers start."""
+    return True
+
+
 def run_chunk(job: SweepJob, points: list[tuple[int, str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Run points [(index, point_id, params), ...] in this process; one row per point."""
     worker = f"{socket.gethostname()}:{os.getpid()}"
