@@ -2,7 +2,8 @@
 and it works. Each block runs in its own interpreter, from a scratch folder that sees the
 repository's `examples/` (the blocks' relative paths are the repository root's), so a block that
 uses a name it never defines, a renamed argument or a script-only pitfall (a process pool without
-a main guard) fails here rather than for the reader."""
+a main guard) fails here rather than for the reader. Every `softrod ...` command line of their
+code blocks names commands and options the CLI has (parsed, not run)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ EXTRAS = {
     "pyarrow": "softrod[dist]",
     "mujoco": "softrod[mujoco]",
 }
+#: A `softrod ...` line in any code block, after optional `VAR=value` prefixes.
+COMMAND = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(?:\.venv/bin/)?softrod\s+(.*)$")
+#: A synopsis rather than a command: optional parts, alternatives, placeholders, shell syntax.
+SYNOPSIS = re.compile(r"[\[\]$<>{}]|\.\.\.|\S\|\S")
 IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
@@ -73,3 +78,49 @@ def test_docs_python_block_runs_as_written(code: str, tmp_path: Path):
         timeout=BLOCK_TIMEOUT,
     )
     assert proc.returncode == 0, f"the block failed:\n{code}\n--- stderr:\n{proc.stderr[-3000:]}"
+
+
+def _commands() -> list:
+    params = []
+    for path in DOCS:
+        text = path.read_text()
+        for match in re.finditer(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M):
+            for line in match.group(1).replace("\\\n", " ").splitlines():
+                command = COMMAND.match(line.split(" #")[0].strip())
+                if command is None:
+                    continue
+                # The command itself: not what it is piped or redirected into, or chained with.
+                args = re.split(r" \| | > | && | 2>|; ", command.group(1))[0]
+                if not SYNOPSIS.search(args):
+                    params.append(pytest.param(args, id=f"{path.relative_to(ROOT)}: {args[:60]}"))
+    return params
+
+
+COMMANDS = _commands()
+
+
+def test_the_docs_hold_their_commands():
+    # 69 complete command lines when this test was written.
+    assert len(COMMANDS) >= 60
+
+
+@pytest.mark.parametrize("args", COMMANDS)
+def test_docs_command_names_existing_commands_and_options(args: str):
+    import shlex
+
+    import typer
+
+    from softrod.cli import app
+
+    try:
+        ctx = typer.main.get_command(app).make_context("softrod", shlex.split(args))
+        # Down the command groups (`softrod bench sweep ...`): each level parses its options.
+        while hasattr(ctx.command, "resolve_command") and (ctx._protected_args or ctx.args):
+            name, command, rest = ctx.command.resolve_command(
+                ctx, [*ctx._protected_args, *ctx.args]
+            )
+            assert command is not None, args
+            ctx = command.make_context(name, rest, parent=ctx)
+    except Exception as exc:
+        if type(exc).__name__ != "Exit":  # `--help` ends the parse early: that is fine
+            raise
