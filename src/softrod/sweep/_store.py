@@ -35,12 +35,16 @@ def _pa() -> Any:
 def read_results(path: str | Path) -> Any:
     """The result table (pyarrow.Table) of a sweep output file; a truncated or corrupt file is
     a ValueError naming it."""
-    _, pq = _pa()
+    pa, pq = _pa()
     try:
         # One open file: a path lets pyarrow take the size and then reopen the name, which a
         # running sweep's flush may have replaced in between (a spurious "truncated" error).
+        # Its bytes are read here and decoded on this thread: pyarrow reading a Python file with
+        # its thread pool aborted the interpreter at exit ("terminate called without an active
+        # exception", pyarrow 26, apache/arrow#34314) in 8 of 16 scripts that had imported
+        # softrod, 1 of 20 from a buffer with threads, 0 of 40 like this.
         with open(path, "rb") as handle:
-            return pq.read_table(handle)
+            return pq.read_table(pa.BufferReader(handle.read()), use_threads=False)
     except FileNotFoundError:
         raise
     except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
@@ -110,7 +114,7 @@ class ResultStore:
         """Read the existing file; returns its stored record (None when it has none)."""
         pa, pq = _pa()
         try:
-            table = pq.read_table(self.path)
+            table = pq.read_table(self.path, use_threads=False)
         except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
             raise ValueError(f"cannot read the existing output {self.path}: {exc}") from None
         meta = table.schema.metadata or {}
