@@ -3,7 +3,7 @@
 
     PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT_DIR [--stride S] [--val-stride V]
     PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT_DIR --hold-marker
-    PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT --with passthrough|lag [--joint-only]
+    PYTHONPATH=src python dev/hardware_capacity.py ROBOT OUT --with OPTION [--joint-only]
 
 Fits `softrod hardware fit`'s model (the 15 parameters and the tension play, run to
 convergence) three times: on the train file (the calibration), on the val file itself, and on
@@ -22,14 +22,17 @@ which direction train leaves undetermined (ftdcr_v6's train fit puts the marker 
 the tip), chosen after the fits on val above: not a calibration.
 
 `--with OPTION`: the fits with one of `softrod hardware fit`'s extra model options too
-(`passthrough`, `lag`), to see whether it lowers the misfit of the train + val fit (the
-capacity screen of a candidate); `--joint-only` runs the train + val fit alone.
+(`passthrough`, `lag`), or `backlash` (a constant play beside the tension play, the band
+backlash + beta T: `calibrate_hardware(backlash=True)`, from 0.1 mm), to see whether it lowers
+the misfit of the train + val fit (the capacity screen of a candidate); `--joint-only` runs the
+train + val fit alone.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +41,9 @@ import softrod.validate._hardware as hw
 from softrod.validate import motion_direction, read_recording, recording_path
 from softrod.validate._hardware import replay_marker
 from softrod.validate._hardware_io import fit_recording, write_fitted
+
+#: Start of the constant play (`--with backlash`) [m]: inside its bounds [0, 3 mm], not on 0.
+CONSTANT_PLAY_START = 1e-4
 
 sys.path.insert(0, str(Path(__file__).parent))
 import hardware_rowprobe as rowprobe  # noqa: E402
@@ -61,6 +67,24 @@ def joined(robot: str, out: Path) -> Path:
     return path
 
 
+def fit_constant_play(robot: str, path: Path, stride: int) -> hw.HardwareFit:
+    """`fit_recording`'s fit (the 15 and the tension play) with a constant play too, from 0.1 mm
+    (`fit_recording` has no option for it)."""
+    n_t = hw.calibrated_robot(robot, hw.initial_params(robot)).n_tendons
+    rec = read_recording(path, n_tendons=n_t)
+    p0 = replace(hw.initial_params(robot), backlash=CONSTANT_PLAY_START)
+    fit = hw.calibrate_hardware(
+        robot, rec.as_tdcr(robot), stride=stride, initial=p0, backlash=True, tension_backlash=True
+    )
+    fit.extra.update(
+        data=str(path), rows=rec.rows, stride=stride, servo_columns=list(rec.servo_columns)
+    )
+    print(f"  constant play {fit.params.backlash * 1e6:.1f} +- "
+          f"{fit.extra['standard_errors']['backlash_m'] * 1e6:.1f} um, tension play "
+          f"{fit.params.backlash_per_tension * 1e6:.1f} um/N")  # fmt: skip
+    return fit
+
+
 def errors(spec, rec) -> np.ndarray:
     tip, _ = replay_marker(spec, rec.displacement, t=rec.t)
     return np.linalg.norm(tip - rec.tip, axis=1) * 1e3
@@ -75,8 +99,8 @@ def main() -> None:
         i = args.index("--with")
         extra[args[i + 1]] = True
         del args[i : i + 2]
-        if not set(extra) <= {"passthrough", "lag"}:
-            raise SystemExit(f"--with takes passthrough or lag, got {list(extra)}")
+        if not set(extra) <= {"passthrough", "lag", "backlash"}:
+            raise SystemExit(f"--with takes passthrough, lag or backlash, got {list(extra)}")
     joint_only = "--joint-only" in args
     if joint_only:
         args.remove("--joint-only")
@@ -97,7 +121,11 @@ def main() -> None:
     specs = {}
     for name, (path, s) in data.items():
         t0 = time.time()
-        fit = fit_recording(robot, path, stride=s, tension_backlash=True, **extra)
+        fit = (
+            fit_constant_play(robot, path, s)
+            if "backlash" in extra
+            else fit_recording(robot, path, stride=s, tension_backlash=True, **extra)
+        )
         tag = "".join(f"_{k}" for k in extra) + ("_marker_held" if hold else "")
         stem = f"{robot}_{name.replace(' + ', '')}{tag}"
         specs[name] = write_fitted(fit, out / f"{stem}.yaml")

@@ -1,15 +1,15 @@
 """Seed-004 set-ups (Tables 3-7, SI; ALGORITHMS.md E.7) with tip-trajectory plots and videos.
 
-Run: .venv/bin/python examples/dynamics/seed004_examples.py [--fast]
-Writes runs/dynamics/<case>_tip.png and <case>.mp4. The paper's tables are in (mg, mm, s);
-the numbers below are their SI equivalents (E.7). The aluminium cases need ~1e-6 s steps and
-take minutes; --fast runs only the PDMS cases.
+Run: .venv/bin/python examples/dynamics/seed004_examples.py [--fast] [--out runs/dynamics]
+Writes OUT/<case>_tip.png and <case>.mp4 (OUT: runs/dynamics). The paper's tables are in
+(mg, mm, s); the numbers below are their SI equivalents (E.7). The aluminium cases need
+~1e-6 s steps and take minutes; --fast runs only the PDMS cases.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -84,9 +84,13 @@ def cases(fast: bool) -> dict:
 
 
 def main() -> None:
-    fast = "--fast" in sys.argv
-    OUT.mkdir(parents=True, exist_ok=True)
-    for name, kw in cases(fast).items():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fast", action="store_true", help="only the PDMS cases (seconds)")
+    parser.add_argument("--out", type=Path, default=OUT, help="folder for plots and videos")
+    args = parser.parse_args()
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    for name, kw in cases(args.fast).items():
         res = simulate_dynamic(**kw, sample_dt=1e-2)
         print(f"{name}: {res.message}, dt {res.dt:.2e} s, {res.real_time_factor:.2f}x real time")
         fig, ax = plt.subplots(3, 1, figsize=(6, 6), sharex=True)
@@ -95,7 +99,7 @@ def main() -> None:
             ax[c].set_ylabel(f"tip {lab} [mm]")
         ax[-1].set_xlabel("t [s]")
         fig.suptitle(name)
-        fig.savefig(OUT / f"{name}_tip.png", dpi=100)
+        fig.savefig(out / f"{name}_tip.png", dpi=100)
         plt.close(fig)
         try:
             import imageio.v2 as imageio
@@ -112,7 +116,7 @@ def main() -> None:
                 f2.canvas.draw()
                 frames.append(np.asarray(f2.canvas.buffer_rgba())[..., :3])
                 plt.close(f2)
-            imageio.mimsave(OUT / f"{name}.mp4", frames, fps=25)
+            imageio.mimsave(out / f"{name}.mp4", frames, fps=25)
         except ImportError:
             pass
 
