@@ -242,6 +242,28 @@ def test_a_point_that_kills_its_worker_fails_alone_and_the_sweep_goes_on(tmp_pat
     assert all(by_x[x]["status"] == "ok" and by_x[x]["y"] == x * x for x in by_x if x != 7)
 
 
+def test_a_worker_that_dies_between_tasks_does_not_stop_the_sweep():
+    # The pool breaks with nothing of this sweep in flight (a worker killed while idle, e.g. by
+    # the OOM killer): the next chunk goes to a fresh pool. White-box: the backend's pool.
+    from softrod.sweep._run import _job, _ProcessBackend
+
+    sweep = load_sweep(_small_spec(1, 3))
+    job = _job(sweep, ROOT)
+    backend = _ProcessBackend(1)
+    try:
+        for pid in list(backend.pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30.0
+        while not backend.pool._broken and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert backend.pool._broken
+        chunk = [(p.index, p.point_id, p.params) for p in generate_points(sweep)]
+        rows, rest = backend.wait({backend.submit(job, chunk)}, timeout=60.0)
+        assert not rest and [r["status"] for r in rows[0]] == ["ok"] * 3
+    finally:
+        backend.close(cancel=True)
+
+
 @needs_pyarrow
 def test_a_script_without_a_main_guard_gets_one_clear_error(tmp_path):
     # Pool workers start by importing the main script; one that sweeps at import time would

@@ -68,11 +68,12 @@ WORKER_DIED = (
     "native code, e.g. a segfault, or killed, e.g. out of memory)"
 )
 #: The process pool's workers could not start: most often a script that calls `run_sweep`
-#: without a main guard (each worker imports the main script, which starts the sweep again).
+#: without a main guard (each worker imports the main script, which starts the sweep again), or
+#: a script read from standard input (which a worker cannot import).
 WORKERS_CANNOT_START = (
-    "sweep: the worker processes ended while starting. If run_sweep is called from a script, "
-    'put the call under `if __name__ == "__main__":` (each worker starts by importing the '
-    "main script); nothing was run or written"
+    "sweep: the worker processes ended while starting. Each starts by importing the main "
+    'script: one that calls run_sweep needs `if __name__ == "__main__":` around the call, and '
+    "it must be a file (not read from standard input); nothing was run or written"
 )
 
 
@@ -209,7 +210,12 @@ class _ProcessBackend:
 
     def submit(self, job: SweepJob, chunk: list[tuple[int, str, dict[str, Any]]]) -> Future:
         self._job = job
-        future = self.pool.submit(run_chunk, job, chunk)
+        try:
+            future = self.pool.submit(run_chunk, job, chunk)
+        except BrokenProcessPool:  # a worker died between tasks (none of this sweep's lost)
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self._start()
+            future = self.pool.submit(run_chunk, job, chunk)
         self._chunks[future] = chunk
         return future
 

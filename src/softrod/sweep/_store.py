@@ -114,7 +114,7 @@ class ResultStore:
         """Read the existing file; returns its stored record (None when it has none)."""
         pa, pq = _pa()
         try:
-            table = pq.read_table(self.path, use_threads=False)
+            table = pq.read_table(self.path, use_threads=False)  # as `read_results`
         except Exception as exc:  # noqa: BLE001 - any unreadable file is reported the same way
             raise ValueError(f"cannot read the existing output {self.path}: {exc}") from None
         meta = table.schema.metadata or {}
