@@ -22,11 +22,36 @@ __all__ = [
     "Journal",
     "StopFlag",
     "config_hash",
+    "end_if_importing_main",
     "load_npz",
     "save_npz",
     "sigterm_as_interrupt",
     "stop_requested",
+    "workers_cannot_start",
 ]
+
+
+def end_if_importing_main() -> None:
+    """End this process quietly if it is a worker importing the main script (multiprocessing's
+    spawn / forkserver start): a script that starts a job at import time, with no
+    `if __name__ == "__main__":`, would start it again in every worker. The parent says why
+    (`workers_cannot_start`); the worker adds no traceback of its own."""
+    import multiprocessing as mp
+
+    if getattr(mp.current_process(), "_inheriting", False):
+        raise SystemExit(1)
+
+
+def workers_cannot_start(job: str, outcome: str) -> RuntimeError:
+    """The error of a job (`sweep`, `train`) whose worker processes ended while starting: most
+    often a script without a main guard (each worker imports the main script, which starts the
+    job again) or a script read from standard input (which a worker cannot import). outcome :
+    what the job did not do, e.g. "nothing was run or written"."""
+    return RuntimeError(
+        f"{job}: the worker processes ended while starting. Each starts by importing the main "
+        'script: one that calls softrod needs `if __name__ == "__main__":` around the call, '
+        f"and it must be a file (not read from standard input); {outcome}"
+    )
 
 
 @contextmanager

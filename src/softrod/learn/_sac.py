@@ -32,7 +32,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from softrod._jobs import sigterm_as_interrupt
+from softrod._jobs import end_if_importing_main, sigterm_as_interrupt, workers_cannot_start
 from softrod.learn._config import SACConfig, save_config
 
 __all__ = ["TrainResult", "train_sac", "make_env_fn", "set_torch_threads"]
@@ -192,7 +192,10 @@ def _make_vec_env(config: SACConfig) -> Any:
     fns = [make_env_fn(config.env_id, config.env_kwargs, Monitor) for _ in range(config.n_envs)]
     vec: Any
     if config.vec_env == "subproc" and config.n_envs > 1:
-        vec = SubprocVecEnv(fns)
+        try:
+            vec = SubprocVecEnv(fns)
+        except (EOFError, ConnectionError):  # a worker ended before it answered
+            raise workers_cannot_start("train", "nothing was trained") from None
     else:
         vec = DummyVecEnv(fns)
     vec.seed(config.seed)
@@ -382,6 +385,7 @@ def train_sac(
     max_minutes : stop training after this many minutes of wall time (then the model and the
         replay buffer are saved as at the end of a full run; `time_limited` in the result).
     """
+    end_if_importing_main()  # a subprocess env worker importing a script that trains at import
     from stable_baselines3 import SAC
     from stable_baselines3.common.logger import configure
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from softrod._jobs import sigterm_as_interrupt
+from softrod._jobs import end_if_importing_main, sigterm_as_interrupt, workers_cannot_start
 from softrod._version import __version__
 from softrod.description import find_robot, load_robot
 from softrod.sweep._spec import PointSpec, SweepSpec, generate_points, load_sweep
@@ -66,14 +66,6 @@ INFLIGHT_PER_WORKER = 2
 WORKER_DIED = (
     "WorkerDied: the worker process ended abruptly while running this point alone (a crash in "
     "native code, e.g. a segfault, or killed, e.g. out of memory)"
-)
-#: The process pool's workers could not start: most often a script that calls `run_sweep`
-#: without a main guard (each worker imports the main script, which starts the sweep again), or
-#: a script read from standard input (which a worker cannot import).
-WORKERS_CANNOT_START = (
-    "sweep: the worker processes ended while starting. Each starts by importing the main "
-    'script: one that calls run_sweep needs `if __name__ == "__main__":` around the call, and '
-    "it must be a file (not read from standard input); nothing was run or written"
 )
 
 
@@ -200,7 +192,7 @@ class _ProcessBackend:
             self.pool.submit(ping).result()
         except BrokenProcessPool:
             self.pool.shutdown(wait=False, cancel_futures=True)
-            raise RuntimeError(WORKERS_CANNOT_START) from None
+            raise workers_cannot_start("sweep", "nothing was run or written") from None
 
     def _start(self) -> None:
         ctx = mp.get_context("forkserver")
@@ -401,10 +393,7 @@ def run_sweep(
     -------
     SweepSummary. Ctrl-C or SIGTERM stops the sweep after flushing: `interrupted` is True.
     """
-    if getattr(mp.current_process(), "_inheriting", False):
-        # A pool worker importing a main script that sweeps at import time: end it quietly (the
-        # parent names the cause, WORKERS_CANNOT_START) instead of a second sweep's traceback.
-        raise SystemExit(1)
+    end_if_importing_main()  # a worker importing a script that sweeps at import time
     t_start = time.perf_counter()
     if isinstance(spec, str | Path):
         base_dir = Path(spec).resolve().parent
