@@ -489,3 +489,39 @@ def test_optional_demo_skips_only_what_is_optional(tmp_path: Path) -> None:
     assert status.startswith("skipped: ModuleNotFoundError")
     with pytest.raises(ModuleNotFoundError):
         _demo._run_optional("x", has_internal_bug, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("args", "module", "extra"),
+    [
+        (["mjcf", "tdcr3", "--links", "5"], "mujoco", "mujoco"),
+        (["train", "Reach-v0", "--steps", "10"], "gymnasium", "rl"),
+    ],
+)
+def test_a_missing_extra_is_one_line_naming_it(args: list[str], module: str, extra: str) -> None:
+    # A core-only install (`pip install softrod`): the command names the extra to install.
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.partition('.')[0] == {module!r}:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from softrod.cli import main\n"
+        f"sys.exit(main({args!r}))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert (
+        res.stderr
+        == f"softrod: error: this command needs {module} (pip install 'softrod[{extra}]')\n"
+    )
+
+
+def test_the_extras_the_cli_names_exist() -> None:
+    import tomllib
+
+    from softrod.cli import EXTRAS
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert set(EXTRAS.values()) <= set(project["project"]["optional-dependencies"])

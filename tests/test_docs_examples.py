@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from softrod.cli import EXTRAS
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
@@ -25,20 +27,12 @@ BLOCK_TIMEOUT = 300
 #: Fewest blocks the docs hold (13 when this test was written): a fence the pattern stopped
 #: matching would otherwise skip every block silently.
 MIN_BLOCKS = 13
-#: Optional extras: a block importing one of these modules is skipped, naming the extra, where
-#: it is not installed (`make setup` installs them all).
-EXTRAS = {
-    "warp": "softrod[warp]",
-    "mujoco_warp": "softrod[warp]",
-    "torch": "softrod[learn]",
-    "viser": "softrod[web]",
-    "pyarrow": "softrod[dist]",
-    "mujoco": "softrod[mujoco]",
-}
 #: A `softrod ...` line in any code block, after optional `VAR=value` prefixes.
 COMMAND = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(?:\.venv/bin/)?softrod\s+(.*)$")
 #: A synopsis rather than a command: optional parts, alternatives, placeholders, shell syntax.
 SYNOPSIS = re.compile(r"[\[\]$<>{}]|\.\.\.|\S\|\S")
+#: A block importing one of `EXTRAS` (the CLI's optional module -> extra map) is skipped,
+#: naming the extra, where it is not installed (`make setup` installs them all).
 IMPORT = re.compile(r"^\s*(?:import|from)\s+([A-Za-z_][A-Za-z0-9_]*)", re.M)
 
 
@@ -63,7 +57,7 @@ def test_the_docs_hold_their_python_examples():
 def test_docs_python_block_runs_as_written(code: str, tmp_path: Path):
     for module in set(IMPORT.findall(code)) & set(EXTRAS):
         if importlib.util.find_spec(module) is None:
-            pytest.skip(f"needs {module}: pip install '{EXTRAS[module]}'")
+            pytest.skip(f"needs {module}: pip install 'softrod[{EXTRAS[module]}]'")
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     script = tmp_path / "example.py"
     script.write_text(code)

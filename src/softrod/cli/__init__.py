@@ -29,6 +29,27 @@ from softrod.cli import _hardware_cmds  # noqa: F401, E402  isort: skip
 
 __all__ = ["app", "bench_app", "main"]
 
+#: Optional modules and the extra (pyproject.toml) that installs each: a command that imports a
+#: missing one ends with one line naming the extra.
+EXTRAS = {
+    "mujoco": "mujoco",
+    "imageio": "mujoco",
+    "imageio_ffmpeg": "mujoco",
+    "gymnasium": "rl",
+    "stable_baselines3": "rl",
+    "tensorboard": "rl",
+    "torch": "learn",
+    "ray": "dist",
+    "pyarrow": "dist",
+    "optuna": "dist",
+    "viser": "web",
+    "warp": "warp",
+    "mujoco_warp": "warp",
+    "skrl": "warp",
+    "elastica": "bench",
+    "playwright": "dev",
+}
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints `softrod: error: ...` and returns 2, never a traceback."""
@@ -45,6 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     except (CliError, ValueError, FileNotFoundError) as exc:
         msg = _one_line(exc)
         print(f"softrod: error: {msg}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        # An optional extra the command needs is not installed: say which one, not a traceback.
+        top = (exc.name or "").partition(".")[0]
+        if top not in EXTRAS:
+            raise
+        print(
+            f"softrod: error: this command needs {top} (pip install 'softrod[{EXTRAS[top]}]')",
+            file=sys.stderr,
+        )
         return 2
     # Without standalone mode a command's `typer.Exit(code)` comes back as the return value.
     return rv if isinstance(rv, int) else 0
