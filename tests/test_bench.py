@@ -108,7 +108,10 @@ def test_bad_bench_options_are_one_line_errors(capsys: pytest.CaptureFixture[str
         (["bench", "mujoco", "--samples", "1"], "--samples must be >= 2"),
         (["bench", "web", "--viewport", "10x10"], "--viewport must be WIDTHxHEIGHT"),
         (["bench", "web", "--viewport", "wide"], "--viewport must be WIDTHxHEIGHT"),
-        (["bench", "web", "--gl", "opengl"], "--gl must be swiftshader or llvmpipe, got 'opengl'"),
+        (
+            ["bench", "web", "--gl", "opengl"],
+            "--gl must be one of swiftshader, llvmpipe, got 'opengl'",
+        ),
     ]:
         assert main(argv) == 2
         err = capsys.readouterr().err
