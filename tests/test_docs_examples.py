@@ -3,7 +3,8 @@ and it works. Each block runs in its own interpreter, from a scratch folder that
 repository's `examples/` (the blocks' relative paths are the repository root's), so a block that
 uses a name it never defines, a renamed argument or a script-only pitfall (a process pool without
 a main guard) fails here rather than for the reader. Every `softrod ...` command line of their
-code blocks names commands and options the CLI has (parsed, not run)."""
+code blocks names commands and options the CLI has (parsed, not run), and every yaml block (of
+the docs and of the modules whose docstrings show a file format) loads."""
 
 from __future__ import annotations
 
@@ -118,3 +119,73 @@ def test_docs_command_names_existing_commands_and_options(args: str):
     except Exception as exc:
         if type(exc).__name__ != "Exit":  # `--help` ends the parse early: that is fine
             raise
+
+
+#: Fragments in the docs are completed with these before loading: a robot's backbone, and a
+#: scene with a magnetic robot and a rigid arm (the body the docs' field source sits on).
+FRAGMENT_ROBOT = {
+    "name": "docs_fragment",
+    "backbone": {"youngs_modulus": 50.0e9, "poisson_ratio": 0.3, "radius": 0.0005},
+}
+FRAGMENT_SCENE = {
+    "name": "docs_fragment",
+    "robots": [{"name": "c", "robot": "magnetic_catheter", "links": 10}],
+    "rigid_robots": [{"name": "arm", "model": "panda"}],
+}
+#: A yaml block with one of these top-level keys is not softrod's (a Ray cluster file).
+FOREIGN_YAML = {"cluster_name"}
+
+
+#: Module docstrings that show a file format as a yaml block (what `help()` shows a user).
+FORMAT_MODULES = [
+    ROOT / "src" / "softrod" / name
+    for name in ("scene/_spec.py", "sweep/_spec.py", "planning/_env.py")
+]
+
+
+def _yaml_blocks() -> list:
+    params = []
+    for path in [*DOCS, *FORMAT_MODULES]:
+        text = path.read_text()
+        for match in re.finditer(r"^```yaml\n(.*?)^```", text, re.S | re.M):
+            line = text.count("\n", 0, match.start()) + 2
+            params.append(pytest.param(match.group(1), id=f"{path.relative_to(ROOT)}:{line}"))
+    return params
+
+
+YAML_BLOCKS = _yaml_blocks()
+
+
+def test_the_docs_hold_their_yaml_examples():
+    assert len(YAML_BLOCKS) >= 14, [p.id for p in YAML_BLOCKS]  # 14 when this was written
+
+
+@pytest.mark.parametrize("text", YAML_BLOCKS)
+def test_docs_yaml_block_loads(text: str):
+    """Each yaml block is a file (or a part of one) that softrod's loaders accept: a sweep, a
+    planning environment, a robot description (fragments: with a backbone), a scene (fragments:
+    built with a magnetic robot and an arm)."""
+    import yaml
+
+    import softrod
+    from softrod.planning._env import load_environment
+    from softrod.sweep import load_sweep
+
+    data = yaml.safe_load(text)
+    assert isinstance(data, dict), data
+    keys = set(data)
+    if keys & FOREIGN_YAML:
+        return
+    if "design" in keys:
+        load_sweep(data)
+    elif {"start", "goal"} <= keys:
+        load_environment(data)
+    elif keys & {"backbone", "segments"}:
+        softrod.load_robot({**FRAGMENT_ROBOT, **data})
+    elif keys & {"robots", "magnetic_field", "field_sources", "keyframes"}:
+        pytest.importorskip("mujoco")
+        from softrod.scene import build_scene
+
+        build_scene({**FRAGMENT_SCENE, **data})
+    else:
+        pytest.fail(f"a yaml block of no known kind: keys {sorted(keys)}")
