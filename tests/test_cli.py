@@ -525,3 +525,39 @@ def test_the_extras_the_cli_names_exist() -> None:
 
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert set(EXTRAS.values()) <= set(project["project"]["optional-dependencies"])
+
+
+#: The commands a core-only install runs (README, "Install without make"), each with its output
+#: in the scratch folder.
+CORE_COMMANDS = [
+    ["solve", "tdcr3", "--tensions", TDCR3_PULL, "--json"],
+    ["info", "tdcr3"],
+    ["plot", "tdcr3", "--tensions", TDCR3_PULL, "--compare-pcc", "-o", "shape.png"],
+    ["simulate", "tpu_rod", "--duration", "0.02"],
+    ["track", "circle", "--loops", "0.05", "--json"],
+    ["workspace", "tdcr3", "--samples", "20", "-o", "ws.png"],
+    ["demo", "--quick", "-o", "demo"],
+]
+
+
+def test_core_commands_run_without_any_extra(tmp_path: Path) -> None:
+    # Every optional module (softrod.cli.EXTRAS) made unimportable, as on `pip install softrod`.
+    code = (
+        "import sys\n"
+        "from softrod.cli import EXTRAS, main\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] in EXTRAS:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "for m in [m for m in sys.modules if m.partition('.')[0] in EXTRAS]:\n"
+        "    del sys.modules[m]\n"
+        f"for args in {CORE_COMMANDS!r}:\n"
+        "    code = main(args)\n"
+        "    assert code == 0, (args, code)\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert (tmp_path / "shape.png").exists() and (tmp_path / "ws.png").exists()
