@@ -17,10 +17,11 @@ if TYPE_CHECKING:
     from softrod.bench._observer import run_observer_bench
     from softrod.bench._static import example_robot_path, run_static_bench
     from softrod.bench._sweep import run_sweep_bench
-    from softrod.bench._web import BrowserStalled
+    from softrod.bench._web import GL_ARGS, BrowserStalled
 
 __all__ = [
     "CASES",
+    "GL_ARGS",
     "BenchCase",
     "BrowserStalled",
     "BenchConfig",
@@ -66,8 +67,8 @@ def __getattr__(name: str) -> Any:
         from softrod.bench._sweep import run_sweep_bench
 
         return run_sweep_bench
-    if name == "BrowserStalled":
-        from softrod.bench._web import BrowserStalled
+    if name in ("BrowserStalled", "GL_ARGS"):
+        from softrod.bench import _web
 
-        return BrowserStalled
+        return getattr(_web, name)
     raise AttributeError(f"module 'softrod.bench' has no attribute {name!r}")

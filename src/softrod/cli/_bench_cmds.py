@@ -308,7 +308,7 @@ def bench_web_cmd(
     size = viewport.lower().split("x")
     if len(size) != 2 or not all(p.isdigit() and 64 <= int(p) <= 7680 for p in size):
         raise CliError(f"--viewport must be WIDTHxHEIGHT with 64-7680 px each, got {viewport!r}")
-    from softrod.bench._web import GL_ARGS
+    from softrod.bench import GL_ARGS
 
     if gl not in GL_ARGS:
         raise CliError(f"--gl must be one of {', '.join(GL_ARGS)}, got {gl!r}")
