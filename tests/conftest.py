@@ -63,3 +63,24 @@ def learning_example():
         return module
 
     return load
+
+
+@pytest.fixture
+def run_script():
+    """`run(args, cwd, timeout)`: `python *args` in a fresh interpreter from `cwd`, as a user
+    runs a script (headless MuJoCo, one thread per library: two torch threads were 15x slower
+    on the 2-core machine); returns the CompletedProcess, output as text."""
+    import subprocess
+
+    def run(args: list, cwd: Path, timeout: float = 300.0) -> subprocess.CompletedProcess:
+        env = {**os.environ, "MUJOCO_GL": "egl", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+        return subprocess.run(
+            [sys.executable, *map(str, args)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    return run

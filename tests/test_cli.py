@@ -498,7 +498,9 @@ def test_optional_demo_skips_only_what_is_optional(tmp_path: Path) -> None:
         (["train", "Reach-v0", "--steps", "10"], "gymnasium", "rl"),
     ],
 )
-def test_a_missing_extra_is_one_line_naming_it(args: list[str], module: str, extra: str) -> None:
+def test_a_missing_extra_is_one_line_naming_it(
+    args: list[str], module: str, extra: str, tmp_path: Path, run_script
+) -> None:
     # A core-only install (`pip install softrod`): the command names the extra to install.
     code = (
         "import sys\n"
@@ -510,7 +512,7 @@ def test_a_missing_extra_is_one_line_naming_it(args: list[str], module: str, ext
         "from softrod.cli import main\n"
         f"sys.exit(main({args!r}))\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    res = run_script(["-c", code], tmp_path, 120)
     assert res.returncode == 2, res.stderr
     assert (
         res.stderr
@@ -540,7 +542,7 @@ CORE_COMMANDS = [
 ]
 
 
-def test_core_commands_run_without_any_extra(tmp_path: Path) -> None:
+def test_core_commands_run_without_any_extra(tmp_path: Path, run_script) -> None:
     # Every optional module (softrod.cli.EXTRAS) made unimportable, as on `pip install softrod`.
     code = (
         "import sys\n"
@@ -556,8 +558,6 @@ def test_core_commands_run_without_any_extra(tmp_path: Path) -> None:
         "    code = main(args)\n"
         "    assert code == 0, (args, code)\n"
     )
-    res = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
+    res = run_script(["-c", code], tmp_path, 600)
     assert res.returncode == 0, res.stderr[-3000:]
     assert (tmp_path / "shape.png").exists() and (tmp_path / "ws.png").exists()

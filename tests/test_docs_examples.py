@@ -9,10 +9,7 @@ the docs and of the modules whose docstrings show a file format) loads."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -55,23 +52,14 @@ def test_the_docs_hold_their_python_examples():
 
 
 @pytest.mark.parametrize("code", BLOCKS)
-def test_docs_python_block_runs_as_written(code: str, tmp_path: Path):
+def test_docs_python_block_runs_as_written(code: str, tmp_path: Path, run_script):
     for module in set(IMPORT.findall(code)) & set(EXTRAS):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"needs {module}: pip install 'softrod[{EXTRAS[module]}]'")
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     script = tmp_path / "example.py"
     script.write_text(code)
-    # One thread per library: two torch threads were 15x slower on the 2-core machine.
-    env = {**os.environ, "MUJOCO_GL": "egl", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BLOCK_TIMEOUT,
-    )
+    proc = run_script([script], tmp_path, BLOCK_TIMEOUT)
     assert proc.returncode == 0, f"the block failed:\n{code}\n--- stderr:\n{proc.stderr[-3000:]}"
 
 

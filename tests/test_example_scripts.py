@@ -4,10 +4,7 @@ folder."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,13 +17,6 @@ HELP_TIMEOUT = 120
 RUN_TIMEOUT = 300
 #: Least tip motion [mm] of a finger that closed (at 0 Pa each moves 0.0 mm).
 FINGER_CLOSED_MM = 10.0
-ENV = {**os.environ, "MUJOCO_GL": "egl", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-
-
-def _run(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout
-    )
 
 
 def test_examples_hold_scripts():
@@ -34,21 +24,21 @@ def test_examples_hold_scripts():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_example_script_answers_help(script: Path, tmp_path: Path):
-    proc = _run([str(script), "--help"], tmp_path, HELP_TIMEOUT)
+def test_example_script_answers_help(script: Path, tmp_path: Path, run_script):
+    proc = run_script([script, "--help"], tmp_path, HELP_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("usage:"), proc.stdout[:500]
     assert not any(tmp_path.iterdir()), "--help wrote files"
 
 
-def test_env_gallery_renders_every_environment(tmp_path: Path):
+def test_env_gallery_renders_every_environment(tmp_path: Path, run_script):
     import imageio.v3 as iio
 
     import softrod.envs
 
     out = tmp_path / "gallery.png"
     script = ROOT / "examples" / "learning" / "env_gallery.py"
-    proc = _run([str(script), "-o", str(out), "--steps", "2"], tmp_path, RUN_TIMEOUT)
+    proc = run_script([script, "-o", out, "--steps", "2"], tmp_path, RUN_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     image = iio.imread(out)
     rows = -(-len(softrod.envs.ENV_IDS) // 3)
@@ -56,10 +46,10 @@ def test_env_gallery_renders_every_environment(tmp_path: Path):
     assert image.std() > 10.0  # rendered scenes, not a blank canvas
 
 
-def test_somo_scene_example_closes_the_fingers(tmp_path: Path):
+def test_somo_scene_example_closes_the_fingers(tmp_path: Path, run_script):
     script = ROOT / "examples" / "somo" / "run_scene.py"
     scene = ROOT / "examples" / "somo" / "hand.yaml"
-    proc = _run([str(script), str(scene)], tmp_path, RUN_TIMEOUT)
+    proc = run_script([script, scene], tmp_path, RUN_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     moved = [float(m) for m in re.findall(r"tip moved ([0-9.]+) mm", proc.stdout)]
     # The hand's four fingers, each closed by tens of millimetres (32-44 mm at 60 kPa).

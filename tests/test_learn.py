@@ -1018,27 +1018,16 @@ def test_average_policies_example_averages_actor_weights(tmp_path: Path, learnin
         mod.average(cks[:1], str(tmp_path / "x.zip"))
 
 
-def test_a_training_script_without_a_main_guard_gets_one_clear_error(tmp_path: Path):
+def test_a_training_script_without_a_main_guard_gets_one_clear_error(tmp_path: Path, run_script):
     # Subprocess envs start by importing the main script; one that trains at import time would
     # train again in every worker. The user gets the cause, not a broken pipe.
-    import subprocess
-    import sys
-
     script = tmp_path / "train_script.py"
     script.write_text(
         "from softrod.learn import SACConfig, train_sac\n"
         "cfg = SACConfig(env_id='Reach-v0', steps=100, n_envs=2, vec_env='subproc')\n"
         "train_sac(cfg, 'run', progress=False)\n"
     )
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_script([script], tmp_path)
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: train: the worker processes ended while starting")

@@ -265,7 +265,7 @@ def test_a_worker_that_dies_between_tasks_does_not_stop_the_sweep():
 
 
 @needs_pyarrow
-def test_a_script_without_a_main_guard_gets_one_clear_error(tmp_path):
+def test_a_script_without_a_main_guard_gets_one_clear_error(tmp_path, run_script):
     # Pool workers start by importing the main script; one that sweeps at import time would
     # start the sweep again in every worker. The user gets the cause, not a broken pool.
     script = tmp_path / "sweep_script.py"
@@ -273,9 +273,7 @@ def test_a_script_without_a_main_guard_gets_one_clear_error(tmp_path):
         "from softrod.sweep import run_sweep\n"
         f"run_sweep({_small_spec(1, 2)!r}, 'out.parquet', workers=2, progress=False)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    proc = run_script([script], tmp_path, 120)
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: sweep: the worker processes ended while starting")
@@ -292,12 +290,12 @@ CLEAN_EXITS = 10
 
 
 @needs_pyarrow
-def test_reading_results_leaves_a_clean_interpreter_exit(tmp_path):
+def test_reading_results_leaves_a_clean_interpreter_exit(tmp_path, run_script):
     out = tmp_path / "r.parquet"
     run_sweep(_small_spec(1, 2), out, workers=1, progress=False)
     code = f"from softrod.sweep import read_results; assert len(read_results({str(out)!r})) == 2"
     for _ in range(CLEAN_EXITS):
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        proc = run_script(["-c", code], tmp_path)
         assert proc.returncode == 0, proc.stderr[-500:]
 
 
