@@ -79,8 +79,9 @@ def fit_constant_play(robot: str, path: Path, stride: int) -> hw.HardwareFit:
     fit.extra.update(
         data=str(path), rows=rec.rows, stride=stride, servo_columns=list(rec.servo_columns)
     )
-    print(f"  constant play {fit.params.backlash * 1e6:.1f} +- "
-          f"{fit.extra['standard_errors']['backlash_m'] * 1e6:.1f} um, tension play "
+    se = fit.extra["standard_errors"]["backlash_m"]  # None where the Jacobian does not identify it
+    se_text = "n/a" if se is None else f"{se * 1e6:.1f}"
+    print(f"  constant play {fit.params.backlash * 1e6:.1f} +- {se_text} um, tension play "
           f"{fit.params.backlash_per_tension * 1e6:.1f} um/N")  # fmt: skip
     return fit
 
