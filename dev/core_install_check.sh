@@ -19,7 +19,7 @@ for c in "solve tdcr3 --tensions 1,0,0,0,0,0,0,0,0 --json" "info tdcr3" \
   "mjcf tdcr3" "render tdcr3 -o r.png" "train Reach-v0 --steps 10" "eval shipped:Reach-v0" \
   "demos WholeBodyGrasp-v0 --out d.npz" "bc d.npz --out p" "plan examples/planning/env1.yaml" \
   "sweep examples/sweeps/static_grid.yaml -o g.parquet" "bench mujoco" "bench envs" \
-  "bench planning" "bench web --n 10"; do
+  "bench planning" "bench sweep --n 10" "bench web --n 10"; do
   out=$(timeout 300 "$venv/bin/softrod" $c 2>&1)
   echo "[$?] softrod $c :: $(echo "$out" | tail -1 | cut -c1-120)"
 done
